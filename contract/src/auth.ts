@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { timestamp, uuid } from './common.js';
+
+/** D8: 8 to 128 characters. */
+export const password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
+export const email = z.email().max(254);
+
+export const signupBody = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  email,
+  password,
+});
+export const loginBody = z.strictObject({ email: z.string().max(254), password: z.string().max(1024) });
+export const switchWorkspaceBody = z.strictObject({ workspaceId: uuid });
+
+export const publicUser = z.object({ id: uuid, name: z.string(), email: z.string() });
+export const sessionUser = publicUser.extend({
+  workspaceId: uuid,
+  workspaceName: z.string(),
+  wsRole: z.enum(['Owner', 'Member']),
+  emailVerifiedAt: timestamp.nullable(),
+});
+
+export const authResponse = z.object({ token: z.string(), user: publicUser });
+export const loginResponse = z.union([
+  z.object({ token: z.string(), user: sessionUser }),
+  z.object({ mfaRequired: z.literal(true), mfaToken: z.string() }),
+]);
+export const sessionResponse = z.object({ user: sessionUser });
+export const switchWorkspaceResponse = z.object({ token: z.string(), workspaceId: uuid, workspaceName: z.string() });
+
+export type SessionUser = z.infer<typeof sessionUser>;

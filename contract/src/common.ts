@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+export const uuid = z.uuid();
+export const timestamp = z.string().describe('ISO 8601 timestamp');
+
+/** D20: 1 to 64 characters of lower-case letters, digits, `-` and `_`. */
+export const envName = z
+  .string()
+  .regex(/^[a-z0-9_-]{1,64}$/, 'must be 1 to 64 characters of a-z, 0-9, "-" and "_"');
+
+/** D24: 1 to 256 characters matching ^[A-Za-z_][A-Za-z0-9_]*$. */
+export const varKey = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'must match ^[A-Za-z_][A-Za-z0-9_]*$ and be at most 256 characters');
+
+export const MAX_VALUE_BYTES = 64 * 1024;
+/** D24: values are at most 64 KiB of UTF-8. */
+export const varValue = z
+  .string()
+  .refine((v) => Buffer.byteLength(v, 'utf8') <= MAX_VALUE_BYTES, 'must be at most 64 KiB of UTF-8');
+
+export const varType = z.enum(['secret', 'plain']);
+export const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour of the form #rrggbb');
+
+export const errorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+});
+
+/** Query-string booleans: only the literal words are accepted. */
+export const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');

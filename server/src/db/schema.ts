@@ -1,0 +1,140 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Row types of every table. Timestamps are ISO 8601 text in both dialects (sortable, identical on the
+ * wire); booleans are 0/1 integers; JSON columns are text. Values are only ever stored sealed (lib/crypto).
+ */
+export interface Database {
+  users: UsersTable;
+  workspaces: WorkspacesTable;
+  workspace_members: WorkspaceMembersTable;
+  projects: ProjectsTable;
+  environments: EnvironmentsTable;
+  variables: VariablesTable;
+  variable_history: VariableHistoryTable;
+  project_members: ProjectMembersTable;
+  env_permissions: EnvPermissionsTable;
+  access_tokens: AccessTokensTable;
+  audit_logs: AuditLogsTable;
+}
+
+export interface UsersTable {
+  id: string;
+  name: string;
+  /** Lower-cased (D7: emails compare case-insensitively). */
+  email: string;
+  password_hash: string;
+  /** D9: bumped on password change and two-factor changes; JWTs carry it. */
+  session_version: Generated<number>;
+  email_verified_at: string | null;
+  mfa_secret_sealed: string | null;
+  mfa_enabled: Generated<number>;
+  created_at: string;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  slug: string;
+  plan: string;
+  operator_last_sync: string | null;
+  created_at: string;
+}
+
+export interface WorkspaceMembersTable {
+  workspace_id: string;
+  user_id: string;
+  ws_role: 'Owner' | 'Member';
+  joined_at: string;
+}
+
+export interface ProjectsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  color: string;
+  /** The project's data key, sealed by the master key. */
+  wrapped_key: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EnvironmentsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  protected: number;
+  color: string;
+  position: number;
+  /** Bumped in the same transaction as every change to the environment's variables (pull cache key). */
+  revision: Generated<number>;
+  created_at: string;
+}
+
+export interface VariablesTable {
+  environment_id: string;
+  key: string;
+  type: 'secret' | 'plain';
+  value_sealed: string;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface VariableHistoryTable {
+  id: Generated<number>;
+  environment_id: string;
+  key: string;
+  type: 'secret' | 'plain';
+  value_sealed: string;
+  expires_at: string | null;
+  action: 'created' | 'updated' | 'deleted' | 'restored';
+  changed_by: string | null;
+  changed_at: string;
+}
+
+export interface ProjectMembersTable {
+  project_id: string;
+  user_id: string;
+  role: 'Admin' | 'Developer' | 'Read-only';
+}
+
+export interface EnvPermissionsTable {
+  project_id: string;
+  user_id: string;
+  environment_id: string;
+  permission: 'none' | 'read' | 'write';
+}
+
+export interface AccessTokensTable {
+  id: string;
+  workspace_id: string;
+  created_by: string;
+  name: string;
+  token_prefix: string;
+  /** bcrypt(SHA-256(token)); the plaintext is never stored. */
+  token_hash: string;
+  scope: 'read' | 'write' | 'deploy';
+  /** JSON array of environment names, or ["*"]. */
+  envs: string;
+  project_id: string | null;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+export interface AuditLogsTable {
+  id: Generated<number>;
+  workspace_id: string;
+  project_id: string | null;
+  action: string;
+  target_key: string | null;
+  target_env: string | null;
+  actor_id: string | null;
+  actor_type: 'user' | 'token';
+  /** JSON; never holds a variable value (D36). */
+  detail: string | null;
+  created_at: string;
+}

@@ -1,0 +1,34 @@
+import { ERROR_STATUS, type ErrorCode } from '@svcenv/contract';
+
+/** The single error type of the server; the error handler maps `code` to its status (contract/errors.ts). */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly field: string | undefined;
+  readonly status: number;
+  /** Extra headers, e.g. Retry-After on RATE_LIMIT. */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, field?: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.code = code;
+    this.field = field;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+}
+
+/** Thrown by reference resolution on pull; rendered as the spec's flat 422 body. */
+export class ReferenceError422 extends Error {
+  constructor(
+    readonly code: 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT',
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
+export const forbidden = (message = 'insufficient permission') => new AppError('FORBIDDEN', message);
+export const unauthorized = (message = 'missing, invalid or expired credential') => new AppError('UNAUTHORIZED', message);
+export const validation = (field: string, message: string) => new AppError('VALIDATION', message, field);

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // Each package's tests live in <package>/test; server tests start real servers, so give them room.
+    include: ['*/test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: ['default', './.ci/summary-reporter.ts'],
+  },
+});
