@@ -1,6 +1,7 @@
 /** The wire contract shared by the server, the CLI and the dashboard. */
 export * from './auth.js';
 export * from './common.js';
+export * from './dotenv.js';
 export * from './errors.js';
 export * from './projects.js';
 export * from './tokens.js';
