@@ -35,7 +35,7 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
   });
 
   app.post(
-    '/projects/:id/envs/:env/vars\\:bulkDelete',
+    '/projects/:id/envs/:env/vars::bulkDelete',
     { config, schema: { tags, params: c.envParams, body: c.bulkDeleteBody, response: { 200: c.bulkDeleteResponse } } },
     async (req) => vars.bulkDelete(deps, req.principal, req.params.id, req.params.env, req.body.keys),
   );
