@@ -40,23 +40,25 @@ const configSchema = z
     DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
     /** Log level of the structured JSON log. */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  })
-  .superRefine((c, ctx) => {
-    if (Boolean(c.TLS_CERT_FILE) !== Boolean(c.TLS_KEY_FILE)) {
-      ctx.addIssue({ code: 'custom', path: ['TLS_KEY_FILE'], message: 'TLS_CERT_FILE and TLS_KEY_FILE go together' });
-    }
-    if (c.MASTER_KEY !== undefined && Buffer.from(c.MASTER_KEY, 'base64').length !== 32) {
-      ctx.addIssue({ code: 'custom', path: ['MASTER_KEY'], message: 'must be base64 of exactly 32 bytes' });
-    }
-    const tls = Boolean(c.TLS_CERT_FILE);
-    if (!tls && !c.TRUST_PROXY && !isLoopback(c.HOST)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['HOST'],
-        message: 'plain HTTP is only served on a loopback address; set TLS_CERT_FILE/TLS_KEY_FILE or TRUST_PROXY=true',
-      });
-    }
   });
+
+/** Cross-variable rules, checked on the raw values so they are listed even when a field fails too. */
+function crossChecks(c: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  if (Boolean(c.TLS_CERT_FILE) !== Boolean(c.TLS_KEY_FILE)) {
+    problems.push('TLS_KEY_FILE: TLS_CERT_FILE and TLS_KEY_FILE go together');
+  }
+  if (c.MASTER_KEY !== undefined && Buffer.from(c.MASTER_KEY, 'base64').length !== 32) {
+    problems.push('MASTER_KEY: must be base64 of exactly 32 bytes');
+  }
+  const trustProxy = c.TRUST_PROXY === 'true' || c.TRUST_PROXY === '1';
+  if (!c.TLS_CERT_FILE && !trustProxy && !isLoopback(c.HOST ?? '127.0.0.1')) {
+    problems.push(
+      'HOST: plain HTTP is only served on a loopback address; set TLS_CERT_FILE/TLS_KEY_FILE or TRUST_PROXY=true (D4)',
+    );
+  }
+  return problems;
+}
 
 export type Config = z.infer<typeof configSchema> & { publicUrl: string };
 
@@ -70,9 +72,12 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = configSchema.safeParse(picked);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(config)'}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  const problems = [
+    ...(result.success ? [] : result.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
+    ...crossChecks(picked),
+  ];
+  if (!result.success || problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
   const c = result.data;
   const scheme = c.TLS_CERT_FILE ? 'https' : 'http';
