@@ -1,7 +1,7 @@
 import { loadConfig } from './config.js';
 import { migrate, openDb } from './db/index.js';
-import { type AdminResult, rewrapKeys, setPlan } from './services/admin.js';
 import { loadMasterKey } from './lib/master-key.js';
+import { type AdminResult, rewrapKeys, setPlan } from './services/admin.js';
 
 /**
  * Operator commands, run on the server host with the server's own environment (DATABASE_URL, MASTER_KEY,
@@ -21,18 +21,25 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const config = loadConfig();
-  const master = loadMasterKey({ masterKey: config.MASTER_KEY, dataDir: config.DATA_DIR, embedded: !config.DATABASE_URL });
+  const master = loadMasterKey({
+    masterKey: config.MASTER_KEY,
+    dataDir: config.DATA_DIR,
+    embedded: !config.DATABASE_URL,
+  });
   const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
   try {
     await migrate(db);
     let result: AdminResult;
     if (command === 'rewrap-keys') {
       const next = process.env.NEW_MASTER_KEY ? Buffer.from(process.env.NEW_MASTER_KEY, 'base64') : null;
-      if (!next || next.length !== 32) {
+      if (next?.length !== 32) {
         process.stderr.write('NEW_MASTER_KEY must be base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)\n');
         return 1;
       }
-      result = await rewrapKeys(db, master.key, next, { dataDir: config.DATA_DIR, keyFromFile: master.source === 'file' });
+      result = await rewrapKeys(db, master.key, next, {
+        dataDir: config.DATA_DIR,
+        keyFromFile: master.source === 'file',
+      });
     } else {
       if (args.length !== 2) {
         process.stderr.write(`${usage}\n`);

@@ -9,38 +9,46 @@ const booleanFlag = z
   .optional()
   .transform((v) => v === 'true' || v === '1');
 
-const configSchema = z
-  .object({
-    /** D1: directory of the embedded SQLite database and the generated master key file. */
-    DATA_DIR: z.string().min(1).default('./data'),
-    /** D1: address to bind. A non-loopback address needs TLS or TRUST_PROXY=true (D4). */
-    HOST: z.string().min(1).default('127.0.0.1'),
-    /** D1: port to listen on; 0 picks a free port. */
-    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    /** D2: postgres://... switches storage to PostgreSQL. */
-    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
-    /** D2: redis://... shares rate-limit counters across instances. */
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
-    /** D1: base64 of 32 random bytes. Without it, embedded mode generates DATA_DIR/master.key. */
-    MASTER_KEY: z.string().optional(),
-    /** D3: smtp://host:port; without it email is written to the log as one structured line. */
-    SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// URL').optional(),
-    /** D3: sender address of outgoing email. */
-    MAIL_FROM: z.string().default('svcenv <no-reply@svcenv.local>'),
-    /** D3: base of links in emails; default http://HOST:PORT. */
-    PUBLIC_URL: z.url().optional(),
-    /** D4: PEM certificate and key; with both, the server serves HTTPS only (TLS 1.2+). */
-    TLS_CERT_FILE: z.string().optional(),
-    TLS_KEY_FILE: z.string().optional(),
-    /** D4: a TLS-terminating proxy is in front; also makes X-Forwarded-For the client address. */
-    TRUST_PROXY: booleanFlag,
-    /** D5: allow webhooks to loopback and private addresses. */
-    WEBHOOK_ALLOW_PRIVATE: booleanFlag,
-    /** D15: plan of new workspaces. */
-    DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
-    /** Log level of the structured JSON log. */
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  });
+const configSchema = z.object({
+  /** D1: directory of the embedded SQLite database and the generated master key file. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** D1: address to bind. A non-loopback address needs TLS or TRUST_PROXY=true (D4). */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** D1: port to listen on; 0 picks a free port. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** D2: postgres://... switches storage to PostgreSQL. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  /** D2: redis://... shares rate-limit counters across instances. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  /** D1: base64 of 32 random bytes. Without it, embedded mode generates DATA_DIR/master.key. */
+  MASTER_KEY: z.string().optional(),
+  /** D3: smtp://host:port; without it email is written to the log as one structured line. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// URL')
+    .optional(),
+  /** D3: sender address of outgoing email. */
+  MAIL_FROM: z.string().default('svcenv <no-reply@svcenv.local>'),
+  /** D3: base of links in emails; default http://HOST:PORT. */
+  PUBLIC_URL: z.url().optional(),
+  /** D4: PEM certificate and key; with both, the server serves HTTPS only (TLS 1.2+). */
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+  /** D4: a TLS-terminating proxy is in front; also makes X-Forwarded-For the client address. */
+  TRUST_PROXY: booleanFlag,
+  /** D5: allow webhooks to loopback and private addresses. */
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag,
+  /** D15: plan of new workspaces. */
+  DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
+  /** Log level of the structured JSON log. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
 
 /** Cross-variable rules, checked on the raw values so they are listed even when a field fails too. */
 function crossChecks(c: Record<string, string | undefined>): string[] {

@@ -20,11 +20,17 @@ describe(`security (${dialectName})`, () => {
     const p = await createProject(app, jwt);
     const base = `/v1/projects/${p.id}/envs/dev`;
     const write = await createToken(app, jwt, { scope: 'write' });
-    await upsert(app, jwt, p.id, ['dev', 'prod'], [
-      { key: 'SECRET', value: CANARY, type: 'secret' },
-      { key: 'PLAIN', value: `plain-${CANARY}`, type: 'plain' },
-      { key: 'REF', value: '${SECRET}', type: 'plain' },
-    ]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev', 'prod'],
+      [
+        { key: 'SECRET', value: CANARY, type: 'secret' },
+        { key: 'PLAIN', value: `plain-${CANARY}`, type: 'plain' },
+        { key: 'REF', value: '${SECRET}', type: 'plain' },
+      ],
+    );
     await call('GET', `${base}/vars?reveal=true`, { token: jwt });
     await call('PUT', `${base}/vars/SECRET`, { token: jwt, body: { value: `${CANARY}-2` } });
     const hist = await call('GET', `${base}/vars/SECRET/history?reveal=true`, { token: jwt });
@@ -32,10 +38,19 @@ describe(`security (${dialectName})`, () => {
     await call('GET', `${base}/pull`, { token: write.token });
     await call('GET', `${base}/export?reveal=true&format=k8s`, { token: jwt });
     // Client mistakes that carry the canary: every error must leave it out.
-    await call('POST', `/v1/projects/${p.id}/vars`, { token: jwt, body: { envs: ['dev'], items: [{ key: 'X', value: CANARY.repeat(3000), type: 'secret' }] } });
-    await call('POST', `/v1/projects/${p.id}/vars`, { token: jwt, body: { envs: ['dev'], items: [{ key: 'X', value: CANARY, type: CANARY }] } });
+    await call('POST', `/v1/projects/${p.id}/vars`, {
+      token: jwt,
+      body: { envs: ['dev'], items: [{ key: 'X', value: CANARY.repeat(3000), type: 'secret' }] },
+    });
+    await call('POST', `/v1/projects/${p.id}/vars`, {
+      token: jwt,
+      body: { envs: ['dev'], items: [{ key: 'X', value: CANARY, type: CANARY }] },
+    });
     await call('PUT', `${base}/vars/SECRET`, { token: jwt, body: { value: CANARY, expiresAt: CANARY } });
-    await call('PUT', `${base}/vars/SECRET`, { token: jwt, body: { value: CANARY, [`${CANARY}=${'x'.repeat(80)}`]: 1 } });
+    await call('PUT', `${base}/vars/SECRET`, {
+      token: jwt,
+      body: { value: CANARY, [`${CANARY}=${'x'.repeat(80)}`]: 1 },
+    });
     await call('POST', '/v1/auth/login', { body: { email, password: CANARY } });
     await call('POST', '/v1/auth/signup', { body: { name: 'x', email: 'bad', password: CANARY } });
     await call('GET', `${base}/pull`, { token: `tok_live_${CANARY}` });
@@ -62,15 +77,41 @@ describe(`security (${dialectName})`, () => {
   it('fails the read when two ciphertexts are swapped in the database (AAD binding)', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);
-    await upsert(app, jwt, p.id, ['dev'], [
-      { key: 'A', value: 'value-of-a', type: 'secret' },
-      { key: 'B', value: 'value-of-b', type: 'secret' },
-    ]);
-    const env = await app.db.db.selectFrom('environments').select('id').where('project_id', '=', p.id).where('name', '=', 'dev').executeTakeFirstOrThrow();
-    const rows = await app.db.db.selectFrom('variables').select(['key', 'value_sealed']).where('environment_id', '=', env.id).orderBy('key').execute();
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'A', value: 'value-of-a', type: 'secret' },
+        { key: 'B', value: 'value-of-b', type: 'secret' },
+      ],
+    );
+    const env = await app.db.db
+      .selectFrom('environments')
+      .select('id')
+      .where('project_id', '=', p.id)
+      .where('name', '=', 'dev')
+      .executeTakeFirstOrThrow();
+    const rows = await app.db.db
+      .selectFrom('variables')
+      .select(['key', 'value_sealed'])
+      .where('environment_id', '=', env.id)
+      .orderBy('key')
+      .execute();
     expect(rows).toHaveLength(2);
-    await app.db.db.updateTable('variables').set({ value_sealed: rows[1]!.value_sealed }).where('environment_id', '=', env.id).where('key', '=', 'A').execute();
-    await app.db.db.updateTable('variables').set({ value_sealed: rows[0]!.value_sealed }).where('environment_id', '=', env.id).where('key', '=', 'B').execute();
+    await app.db.db
+      .updateTable('variables')
+      .set({ value_sealed: rows[1]!.value_sealed })
+      .where('environment_id', '=', env.id)
+      .where('key', '=', 'A')
+      .execute();
+    await app.db.db
+      .updateTable('variables')
+      .set({ value_sealed: rows[0]!.value_sealed })
+      .where('environment_id', '=', env.id)
+      .where('key', '=', 'B')
+      .execute();
     const res = await app.request('GET', `/v1/projects/${p.id}/envs/dev/vars?reveal=true`, { token: jwt });
     expect(res.status).toBe(500);
     expect(res.text).not.toContain('value-of');
@@ -83,11 +124,23 @@ describe(`security (${dialectName})`, () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);
     await upsert(app, jwt, p.id, ['dev', 'staging'], [{ key: 'A', value: 'same-key-different-env', type: 'secret' }]);
-    const envs = await app.db.db.selectFrom('environments').select(['id', 'name']).where('project_id', '=', p.id).execute();
+    const envs = await app.db.db
+      .selectFrom('environments')
+      .select(['id', 'name'])
+      .where('project_id', '=', p.id)
+      .execute();
     const dev = envs.find((e) => e.name === 'dev')!.id;
     const staging = envs.find((e) => e.name === 'staging')!.id;
-    const devRow = await app.db.db.selectFrom('variables').select('value_sealed').where('environment_id', '=', dev).executeTakeFirstOrThrow();
-    await app.db.db.updateTable('variables').set({ value_sealed: devRow.value_sealed }).where('environment_id', '=', staging).execute();
+    const devRow = await app.db.db
+      .selectFrom('variables')
+      .select('value_sealed')
+      .where('environment_id', '=', dev)
+      .executeTakeFirstOrThrow();
+    await app.db.db
+      .updateTable('variables')
+      .set({ value_sealed: devRow.value_sealed })
+      .where('environment_id', '=', staging)
+      .execute();
     const token = (await createToken(app, jwt)).token;
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token })).status).toBe(200);
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/staging/pull`, { token })).status).toBe(500);
@@ -95,7 +148,10 @@ describe(`security (${dialectName})`, () => {
 
   it('sets security headers and a request id on every response', async () => {
     const { jwt } = await signupUser(app);
-    for (const res of [await app.request('GET', '/v1/projects', { token: jwt }), await app.request('GET', '/v1/nowhere')]) {
+    for (const res of [
+      await app.request('GET', '/v1/projects', { token: jwt }),
+      await app.request('GET', '/v1/nowhere'),
+    ]) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -107,14 +163,22 @@ describe(`security (${dialectName})`, () => {
 
   it('answers wrong content types and methods in the error shape, never 500', async () => {
     const { jwt } = await signupUser(app);
-    const text = await app.request('POST', '/v1/projects', { token: jwt, rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });
+    const text = await app.request('POST', '/v1/projects', {
+      token: jwt,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.status).toBe(400);
     expect(text.body.error.code).toBe('VALIDATION');
     const arr = await app.request('POST', '/v1/projects', { token: jwt, body: ['x'] });
     expect(arr.status).toBe(400);
     const nul = await app.request('POST', '/v1/projects', { token: jwt, body: null });
     expect(nul.status).toBe(400);
-    const proto = await app.request('POST', '/v1/projects', { token: jwt, rawBody: '{"name":"p","__proto__":{"x":1}}', headers: { 'content-type': 'application/json' } });
+    const proto = await app.request('POST', '/v1/projects', {
+      token: jwt,
+      rawBody: '{"name":"p","__proto__":{"x":1}}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(proto.status).toBe(400);
   });
 

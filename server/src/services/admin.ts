@@ -38,12 +38,16 @@ export async function rewrapKeys(
     renameSync(`${file}.new`, file);
     return { ok: true, message: `re-wrapped ${count} project keys; ${file} now holds the new master key` };
   }
-  return { ok: true, message: `re-wrapped ${count} project keys; restart every instance with MASTER_KEY set to the new key` };
+  return {
+    ok: true,
+    message: `re-wrapped ${count} project keys; restart every instance with MASTER_KEY set to the new key`,
+  };
 }
 
 /** D15: the operator's way to change a workspace's plan (there is no public endpoint for it). */
 export async function setPlan(db: Db, workspace: string, plan: string): Promise<AdminResult> {
-  if (!(plan in PLANS)) return { ok: false, message: `unknown plan "${plan}"; use one of ${Object.keys(PLANS).join(', ')}` };
+  if (!(plan in PLANS))
+    return { ok: false, message: `unknown plan "${plan}"; use one of ${Object.keys(PLANS).join(', ')}` };
   const res = await db
     .updateTable('workspaces')
     .set({ plan })
