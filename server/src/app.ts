@@ -15,7 +15,7 @@ import { pullRoutes } from './routes/pull.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
 import { AuditBatcher } from './services/audit.js';
-import { type AuthMode, authenticate, VerifiedTokenCache } from './services/authn.js';
+import { type AuthMode, authenticate, authnQueries, JwtCodec, VerifiedTokenCache } from './services/authn.js';
 import type { Deps } from './services/deps.js';
 import type { Principal } from './services/principal.js';
 import { RenderCache } from './services/pull.js';
@@ -51,12 +51,13 @@ export function buildDeps(opts: AppOptions): Deps {
     dialect: opts.db.dialect,
     clock: opts.clock,
     keyring: new ProjectKeyring(opts.masterKey),
-    auditBatcher: new AuditBatcher(db),
+    auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows)),
     renderCache: new RenderCache(),
     authn: {
       db,
       clock: opts.clock,
-      jwtKey: deriveKey(opts.masterKey, 'jwt-hs256'),
+      jwt: new JwtCodec(deriveKey(opts.masterKey, 'jwt-hs256')),
+      queries: authnQueries(db),
       tokenCache: new VerifiedTokenCache(),
       // D33: lastUsedAt may lag by up to a minute, so a busy token costs one write a minute, not one a request.
       touchToken(id, lastUsedAt) {
@@ -156,6 +157,12 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(variableRoutes, { deps, prefix: '/v1' });
   await app.register(pullRoutes, { deps, prefix: '/v1' });
   await app.register(tokenRoutes, { deps, prefix: '/v1' });
+  if (config.BENCH_FLOOR_ROUTE) {
+    const floor = 'x'.repeat(2047) + '\n';
+    app.get('/bench/floor', { schema: { hide: true } }, async (_req, reply) =>
+      reply.type('text/plain; charset=utf-8').send(floor),
+    );
+  }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return { app, deps };
 }

@@ -46,6 +46,8 @@ const configSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: booleanFlag,
   /** D15: plan of new workspaces. */
   DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
+  /** Benchmarks only: serves GET /bench/floor, a constant 2 KB text, as the floor to compare routes with. */
+  BENCH_FLOOR_ROUTE: booleanFlag,
   /** Log level of the structured JSON log. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -149,7 +151,7 @@ export async function startServer(
     HOME: process.env.HOME ?? '',
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
-    PORT: '0',
+    PORT: String(await freePort()),
     ...opts.env,
   };
   const child = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'server', 'src', 'main.ts')], {
@@ -163,21 +165,17 @@ export async function startServer(
   child.stderr!.on('data', (d) => {
     out += d;
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
-    const check = () => {
-      const m = /"address":"(http[^"]+)"/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${out}`));
-    });
-  });
+  const url = `${env.TLS_CERT_FILE ? 'https' : 'http'}://127.0.0.1:${env.PORT}`;
+  const exited = new Promise<never>((_, reject) =>
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`))),
+  );
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const up = await Promise.race([healthy(url), exited]);
+    if (up) break;
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return {
     ...client(url),
     dataDir,
@@ -191,6 +189,35 @@ export async function startServer(
       });
     },
   };
+}
+
+/** A port the kernel just handed out; the server binds it a moment later. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    // The TLS test server uses a self-signed certificate; curl-free check through node's https.
+    if (url.startsWith('https')) {
+      return await new Promise((resolve) => {
+        httpsGet(`${url}/healthz`, { rejectUnauthorized: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        }).on('error', () => resolve(false));
+      });
+    }
+    return (await fetch(`${url}/healthz`)).status === 200;
+  } catch {
+    return false;
+  }
 }
 
 let counter = 0;

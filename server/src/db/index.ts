@@ -1,10 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  type Insertable,
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+} from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
-import type { Database } from './schema.js';
+import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -12,6 +22,8 @@ export type Db = Kysely<Database>;
 export interface DbHandle {
   db: Db;
   dialect: Dialect;
+  /** Inserts audit rows in one transaction; on SQLite in a worker thread, so the fsync blocks no request. */
+  insertAuditRows(rows: Insertable<AuditLogsTable>[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,16 +38,93 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return {
+      db,
+      dialect: 'postgres',
+      insertAuditRows: async (rows) => {
+        await db.insertInto('audit_logs').values(rows).execute();
+      },
+      close: () => db.destroy(),
+    };
   }
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
-  const sqlite = new SQLite(join(opts.dataDir, 'svcenv.db'));
+  const file = join(opts.dataDir, 'svcenv.db');
+  const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const writer = new AuditWorker(file);
+  return {
+    db,
+    dialect: 'sqlite',
+    insertAuditRows: (rows) => writer.insert(rows),
+    async close() {
+      await writer.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Client side of db/audit-writer.worker.mjs; the worker starts on first use (after migrations ran). */
+class AuditWorker {
+  private worker: Worker | null = null;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  constructor(private readonly file: string) {}
+
+  insert(rows: Insertable<AuditLogsTable>[]): Promise<void> {
+    if (!this.worker) {
+      this.worker = new Worker(new URL('./audit-writer.worker.mjs', import.meta.url), {
+        workerData: { file: this.file },
+      });
+      this.worker.on('message', (m: { ids: number[]; ok: boolean; message?: string }) => {
+        for (const id of m.ids) {
+          const p = this.pending.get(id);
+          this.pending.delete(id);
+          if (m.ok) p?.resolve();
+          else p?.reject(new Error(`audit write failed: ${m.message}`));
+        }
+      });
+      this.worker.on('error', (e) => {
+        for (const p of this.pending.values()) p.reject(e);
+        this.pending.clear();
+        this.worker = null;
+      });
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker!.postMessage({ id, rows });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.terminate();
+    this.worker = null;
+  }
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs more than running a small indexed query,
+ * so prepared statements are kept by SQL text (bounded: the app issues a fixed set of query shapes, plus
+ * `IN (...)` lists of varying length).
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let stmt = cache.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
 }
 
 /** Migrations are bundled (imported), so they run from any working directory (guide convention 13). */

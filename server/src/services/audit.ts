@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { Db } from '../db/index.js';
+import type { Db, DbHandle } from '../db/index.js';
 import type { AuditLogsTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Principal } from './principal.js';
@@ -44,54 +44,51 @@ interface Pending {
 /**
  * Group commit for audit entries of reads (pull, export): every pull is durably audited before it is
  * answered, but the rows of concurrent requests share one transaction (one fsync) instead of one each.
- * While a batch commits, new rows gather for the next one.
+ * Rows gathered in one event-loop turn are handed to the database together without waiting for earlier
+ * batches; on SQLite the writer thread folds every batch that queued during a commit into the next one.
  */
 export class AuditBatcher {
   private queue: Pending[] = [];
-  private flushing: Promise<void> | null = null;
   private scheduled = false;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    private readonly db: Db,
+    private readonly insert: DbHandle['insertAuditRows'],
     private readonly maxBatch = 500,
   ) {}
 
   append(row: AuditRow): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
-      this.schedule();
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
     });
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.flushing) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.flushing = this.flush().finally(() => {
-        this.flushing = null;
-        if (this.queue.length > 0) this.schedule();
-      });
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.queue.splice(0, this.maxBatch);
-    try {
-      await this.db
-        .insertInto('audit_logs')
-        .values(batch.map((p) => p.row))
-        .execute();
-      for (const p of batch) p.resolve();
-    } catch (e) {
-      for (const p of batch) p.reject(e);
+  private flush(): void {
+    this.scheduled = false;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      const done = this.insert(batch.map((p) => p.row)).then(
+        () => {
+          for (const p of batch) p.resolve();
+        },
+        (e) => {
+          for (const p of batch) p.reject(e);
+        },
+      );
+      this.inFlight.add(done);
+      void done.finally(() => this.inFlight.delete(done));
     }
   }
 
   /** Waits until every appended row is committed (graceful shutdown). */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing || this.scheduled) {
-      await (this.flushing ?? new Promise((r) => setImmediate(r)));
+    while (this.queue.length > 0 || this.scheduled || this.inFlight.size > 0) {
+      if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      else await new Promise((r) => setImmediate(r));
     }
   }
 }

@@ -1,5 +1,6 @@
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
-import { jwtVerify, SignJWT } from 'jose';
+import { createSigner, createVerifier } from 'fast-jwt';
+import { hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
@@ -16,7 +17,8 @@ const ISSUER = 'svcenv';
 export interface AuthnDeps {
   db: Db;
   clock: Clock;
-  jwtKey: Uint8Array;
+  jwt: JwtCodec;
+  queries: AuthnQueries;
   tokenCache: VerifiedTokenCache;
   /** Records lastUsedAt out of band; may lag by up to a minute (D33). */
   touchToken(id: string, lastUsedAt: string | null): void;
@@ -39,19 +41,87 @@ export class VerifiedTokenCache {
   }
 }
 
+/**
+ * D9: HS256 only, with a key derived from the master key. fast-jwt verifies the signature, algorithm and
+ * issuer synchronously; expiry is checked here against the injected clock.
+ */
+export class JwtCodec {
+  private readonly sign: (payload: Record<string, unknown>) => string;
+  private readonly verify: (token: string) => Record<string, unknown>;
+  constructor(key: Buffer) {
+    this.sign = createSigner({ key, algorithm: 'HS256', noTimestamp: true }) as (p: Record<string, unknown>) => string;
+    this.verify = createVerifier({
+      key,
+      algorithms: ['HS256'],
+      allowedIss: ISSUER,
+      ignoreExpiration: true,
+      requiredClaims: ['sub', 'exp', 'iss'],
+    }) as (t: string) => Record<string, unknown>;
+  }
+  issue(claims: Record<string, unknown>, now: Date, lifetimeS: number): string {
+    const iat = Math.floor(now.getTime() / 1000);
+    return this.sign({ ...claims, iss: ISSUER, iat, exp: iat + lifetimeS });
+  }
+  /** The payload of a valid, unexpired token, or null. */
+  check(token: string, now: Date): Record<string, unknown> | null {
+    try {
+      const payload = this.verify(token);
+      return typeof payload.exp === 'number' && payload.exp * 1000 > now.getTime() ? payload : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
 export async function signSessionJwt(
-  deps: Pick<AuthnDeps, 'jwtKey' | 'clock'>,
+  deps: Pick<AuthnDeps, 'jwt' | 'clock'>,
   claims: { userId: string; workspaceId: string; sessionVersion: number },
 ): Promise<string> {
-  const now = Math.floor(deps.clock.now().getTime() / 1000);
-  return new SignJWT({ wid: claims.workspaceId, sv: claims.sessionVersion, typ: 'session' })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(claims.userId)
-    .setIssuer(ISSUER)
-    .setIssuedAt(now)
-    .setExpirationTime(now + JWT_LIFETIME_S)
-    .sign(deps.jwtKey);
+  return deps.jwt.issue(
+    { sub: claims.userId, wid: claims.workspaceId, sv: claims.sessionVersion, typ: 'session' },
+    deps.clock.now(),
+    JWT_LIFETIME_S,
+  );
 }
+
+/** The queries every authenticated request runs, compiled once (db/hot-query.ts). */
+export function authnQueries(db: Db) {
+  return {
+    sessionMember: hotQuery(db, 2, (userId: string, workspaceId: string) =>
+      db
+        .selectFrom('users as u')
+        .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
+        .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role'])
+        .where('u.id', '=', userId)
+        .where('m.workspace_id', '=', workspaceId),
+    ),
+    tokensByPrefix: hotQuery(db, 1, (prefix: string) =>
+      db
+        .selectFrom('access_tokens as t')
+        .innerJoin('users as u', 'u.id', 't.created_by')
+        .leftJoin('workspace_members as m', (j) =>
+          j.onRef('m.workspace_id', '=', 't.workspace_id').onRef('m.user_id', '=', 't.created_by'),
+        )
+        .select([
+          't.id',
+          't.name',
+          't.token_hash',
+          't.scope',
+          't.envs',
+          't.project_id',
+          't.workspace_id',
+          't.expires_at',
+          't.revoked_at',
+          't.last_used_at',
+          'u.id as user_id',
+          'u.name as user_name',
+          'm.ws_role',
+        ])
+        .where('t.token_prefix', '=', prefix),
+    ),
+  };
+}
+export type AuthnQueries = ReturnType<typeof authnQueries>;
 
 export function bearer(header: string | undefined): string | null {
   if (!header) return null;
@@ -71,29 +141,14 @@ export async function authenticate(deps: AuthnDeps, header: string | undefined, 
 }
 
 async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal> {
-  let payload: Record<string, unknown>;
-  try {
-    ({ payload } = await jwtVerify(jwt, deps.jwtKey, {
-      algorithms: ['HS256'],
-      issuer: ISSUER,
-      currentDate: deps.clock.now(),
-      requiredClaims: ['sub', 'exp'],
-    }));
-  } catch {
-    throw unauthorized('invalid or expired session');
-  }
+  const payload = deps.jwt.check(jwt, deps.clock.now());
+  if (!payload) throw unauthorized('invalid or expired session');
   const { sub, wid, sv, typ } = payload;
   if (typ !== 'session' || typeof sub !== 'string' || typeof wid !== 'string' || typeof sv !== 'number') {
     throw unauthorized('invalid session');
   }
   // D9: roles and the session version come from the database on every request, never from the token.
-  const row = await deps.db
-    .selectFrom('users as u')
-    .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
-    .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role'])
-    .where('u.id', '=', sub)
-    .where('m.workspace_id', '=', wid)
-    .executeTakeFirst();
+  const [row] = await deps.queries.sessionMember(sub, wid);
   if (!row || row.session_version !== sv) throw unauthorized('invalid or expired session');
   return {
     kind: 'user',
@@ -111,29 +166,7 @@ async function authenticateToken(deps: AuthnDeps, token: string): Promise<Princi
   // D33: a malformed or mistyped token is refused before any database or bcrypt work.
   if (!tokenChecksumValid(token)) throw unauthorized('invalid access token');
   const digest = sha256Hex(token);
-  const rows = await deps.db
-    .selectFrom('access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.created_by')
-    .leftJoin('workspace_members as m', (j) =>
-      j.onRef('m.workspace_id', '=', 't.workspace_id').onRef('m.user_id', '=', 't.created_by'),
-    )
-    .select([
-      't.id',
-      't.name',
-      't.token_hash',
-      't.scope',
-      't.envs',
-      't.project_id',
-      't.workspace_id',
-      't.expires_at',
-      't.revoked_at',
-      't.last_used_at',
-      'u.id as user_id',
-      'u.name as user_name',
-      'm.ws_role',
-    ])
-    .where('t.token_prefix', '=', token.slice(0, TOKEN_DISPLAY_PREFIX_LEN))
-    .execute();
+  const rows = await deps.queries.tokensByPrefix(token.slice(0, TOKEN_DISPLAY_PREFIX_LEN));
   for (const row of rows) {
     if (!deps.tokenCache.has(row.id, digest)) {
       if (!(await bcryptVerify(digest, row.token_hash))) continue;

@@ -1,3 +1,4 @@
+import { hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
 import { AppError, forbidden, notFound } from '../lib/errors.js';
 import type { Permission, Principal, ProjectRole } from './principal.js';
@@ -50,37 +51,65 @@ export function roleDefault(role: ProjectRole, isProtected: boolean): Permission
  * to, is 404 so that its existence does not leak (D23); a token restricted to another project is 403.
  */
 export async function loadProjectAccess(db: Db, principal: Principal, projectId: string): Promise<ProjectAccess> {
-  const project = await db
-    .selectFrom('projects')
-    .selectAll()
-    .where('id', '=', projectId)
-    .where('workspace_id', '=', principal.workspaceId)
-    .executeTakeFirst();
+  const q = accessQueries(db);
+  const [project] = await q.project(projectId, principal.workspaceId);
   if (!project) throw notFound('project');
   if (principal.token?.projectId && principal.token.projectId !== projectId) {
     throw forbidden('this token is restricted to another project');
   }
   if (principal.wsRole === 'Owner') return { principal, project, role: null, overrides: new Map() };
 
-  const member = await db
-    .selectFrom('project_members')
-    .select('role')
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', principal.userId)
-    .executeTakeFirst();
+  const [member] = await q.member(projectId, principal.userId);
   if (!member) throw notFound('project');
-  const rows = await db
-    .selectFrom('env_permissions')
-    .select(['environment_id', 'permission'])
-    .where('project_id', '=', projectId)
-    .where('user_id', '=', principal.userId)
-    .execute();
+  const rows = await q.overrides(projectId, principal.userId);
   return {
     principal,
     project,
     role: member.role,
     overrides: new Map(rows.map((r) => [r.environment_id, r.permission])),
   };
+}
+
+/** Queries of every project request, compiled once per database handle (db/hot-query.ts). */
+const compiled = new WeakMap<Db, ReturnType<typeof compileAccessQueries>>();
+function accessQueries(db: Db) {
+  let q = compiled.get(db);
+  if (!q) {
+    q = compileAccessQueries(db);
+    compiled.set(db, q);
+  }
+  return q;
+}
+
+function compileAccessQueries(db: Db) {
+  return {
+    project: hotQuery(db, 2, (id: string, workspaceId: string) =>
+      db.selectFrom('projects').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
+    ),
+    member: hotQuery(db, 2, (projectId: string, userId: string) =>
+      db.selectFrom('project_members').select('role').where('project_id', '=', projectId).where('user_id', '=', userId),
+    ),
+    overrides: hotQuery(db, 2, (projectId: string, userId: string) =>
+      db
+        .selectFrom('env_permissions')
+        .select(['environment_id', 'permission'])
+        .where('project_id', '=', projectId)
+        .where('user_id', '=', userId),
+    ),
+    env: hotQuery(db, 2, (projectId: string, name: string) =>
+      db
+        .selectFrom('environments')
+        .select(['id', 'project_id', 'name', 'protected', 'color', 'position', 'revision'])
+        .where('project_id', '=', projectId)
+        .where('name', '=', name),
+    ),
+  };
+}
+
+/** An environment of a project by name (compiled query; see accessQueries). */
+export async function envByName(db: Db, projectId: string, name: string) {
+  const [env] = await accessQueries(db).env(projectId, name);
+  return env;
 }
 
 /** The user's own permission on an environment, before any token restriction. */

@@ -7,6 +7,7 @@ import { checkLimit } from '../lib/plans.js';
 import { auditRow, recordAudit } from './audit.js';
 import {
   type EnvRow,
+  envByName,
   loadProjectAccess,
   type ProjectAccess,
   type ProjectRow,
@@ -49,12 +50,7 @@ export async function projectEnvs(db: Db, projectId: string): Promise<EnvFull[]>
 }
 
 export async function findEnv(db: Db, projectId: string, name: string): Promise<EnvFull> {
-  const env = await db
-    .selectFrom('environments')
-    .select(['id', 'project_id', 'name', 'protected', 'color', 'position', 'revision'])
-    .where('project_id', '=', projectId)
-    .where('name', '=', name)
-    .executeTakeFirst();
+  const env = await envByName(db, projectId, name);
   if (!env) throw notFound(`environment "${name}"`);
   return env;
 }
