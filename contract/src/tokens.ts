@@ -8,7 +8,10 @@ export const TOKEN_EXPIRY_DAYS = [30, 90, 365] as const;
 export const createTokenBody = z.strictObject({
   name: z.string().trim().min(1).max(100),
   scope: tokenScope.default('read'),
-  envs: z.array(z.union([z.literal('*'), envName])).min(1).max(100),
+  envs: z
+    .array(z.union([z.literal('*'), envName]))
+    .min(1)
+    .max(100),
   projectId: uuid.nullable().optional(),
   expiresIn: z
     .union([z.literal(30), z.literal(90), z.literal(365)])
