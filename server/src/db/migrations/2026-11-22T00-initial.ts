@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Dialect } from '../index.js';
 
 /**
@@ -6,10 +6,10 @@ import type { Dialect } from '../index.js';
  * The one schema for SQLite and PostgreSQL; the dialect only changes the auto-increment ids.
  */
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const serial = (t: any) =>
+  const serial = (t: CreateTableBuilder<any, any>): CreateTableBuilder<any, any> =>
     dialect === 'sqlite'
-      ? t.addColumn('id', 'integer', (c: any) => c.primaryKey().autoIncrement())
-      : t.addColumn('id', 'bigserial', (c: any) => c.primaryKey());
+      ? t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      : t.addColumn('id', 'bigserial', (c) => c.primaryKey());
 
   await db.schema
     .createTable('users')
@@ -153,7 +153,6 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .execute();
   await db.schema.createIndex('audit_logs_project').on('audit_logs').columns(['project_id', 'id']).execute();
   await db.schema.createIndex('audit_logs_workspace').on('audit_logs').columns(['workspace_id', 'id']).execute();
-  void sql;
 }
 
 export async function down(): Promise<void> {

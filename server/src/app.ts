@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Config } from './config.js';
+import type { DbHandle } from './db/index.js';
+import { body, errorHandler } from './http/errors.js';
+import type { Clock } from './lib/clock.js';
+import { deriveKey, ProjectKeyring } from './lib/crypto.js';
+import { authRoutes } from './routes/auth.js';
+import { healthRoutes } from './routes/health.js';
+import { projectRoutes } from './routes/projects.js';
+import { pullRoutes } from './routes/pull.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { variableRoutes } from './routes/variables.js';
+import { AuditBatcher } from './services/audit.js';
+import { type AuthMode, authenticate, VerifiedTokenCache } from './services/authn.js';
+import type { Deps } from './services/deps.js';
+import type { Principal } from './services/principal.js';
+import { RenderCache } from './services/pull.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Which credential the route accepts; routes without it are public. */
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+export interface AppOptions {
+  config: Config;
+  db: DbHandle;
+  clock: Clock;
+  masterKey: Buffer;
+  /** Where the JSON log goes (default stdout); tests capture it to check that no value leaks. */
+  logStream?: NodeJS.WritableStream;
+}
+
+/** D24: 5,000 items of up to 64 KiB fit easily; anything larger is refused with 413 before parsing. */
+const BODY_LIMIT = 16 * 1024 * 1024;
+
+export function buildDeps(opts: AppOptions): Deps {
+  const { db } = opts.db;
+  const lastTouch = new Map<string, number>();
+  return {
+    config: opts.config,
+    db,
+    dialect: opts.db.dialect,
+    clock: opts.clock,
+    keyring: new ProjectKeyring(opts.masterKey),
+    auditBatcher: new AuditBatcher(db),
+    renderCache: new RenderCache(),
+    authn: {
+      db,
+      clock: opts.clock,
+      jwtKey: deriveKey(opts.masterKey, 'jwt-hs256'),
+      tokenCache: new VerifiedTokenCache(),
+      // D33: lastUsedAt may lag by up to a minute, so a busy token costs one write a minute, not one a request.
+      touchToken(id, lastUsedAt) {
+        const now = opts.clock.now().getTime();
+        const last = Math.max(lastTouch.get(id) ?? 0, lastUsedAt ? Date.parse(lastUsedAt) : 0);
+        if (now - last < 60_000) return;
+        lastTouch.set(id, now);
+        db.updateTable('access_tokens')
+          .set({ last_used_at: new Date(now).toISOString() })
+          .where('id', '=', id)
+          .execute()
+          .catch(() => lastTouch.delete(id));
+      },
+    },
+  };
+}
+
+export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance; deps: Deps }> {
+  const { config } = opts;
+  const deps = buildDeps(opts);
+  const https = config.TLS_CERT_FILE
+    ? { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE!), minVersion: 'TLSv1.2' as const }
+    : null;
+
+  const app = Fastify({
+    ...(https ? { https } : {}),
+    logger: {
+      level: config.LOG_LEVEL,
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+      // Requests are logged without bodies, headers or query strings (which could carry values or tokens).
+      serializers: {
+        req: (req) => ({ method: req.method, path: req.url.split('?')[0], remoteAddress: req.ip }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+    },
+    // One line per request is written by the onResponse hook below, not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    trustProxy: config.TRUST_PROXY,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+  }) as unknown as FastifyInstance;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => reply.status(404).send(body('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const mode = request.routeOptions.config.auth;
+    if (mode && mode !== 'none') {
+      request.principal = await authenticate(deps.authn, request.headers.authorization, mode);
+    }
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('referrer-policy', 'no-referrer');
+    if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    // Anything under /v1 may carry values or tokens: never cache it.
+    if (request.url.startsWith('/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'svcenv API', version: '1.0.0', description: 'Configuration variables and secrets.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  await app.register(healthRoutes, { deps });
+  await app.register(authRoutes, { deps, prefix: '/v1' });
+  await app.register(projectRoutes, { deps, prefix: '/v1' });
+  await app.register(variableRoutes, { deps, prefix: '/v1' });
+  await app.register(pullRoutes, { deps, prefix: '/v1' });
+  await app.register(tokenRoutes, { deps, prefix: '/v1' });
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return { app, deps };
+}

@@ -1,0 +1,53 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { migrate, openDb } from './db/index.js';
+import { systemClock } from './lib/clock.js';
+import { loadMasterKey } from './lib/master-key.js';
+
+/** Starts the API server: config → master key → database (migrated) → HTTP; stops gracefully on SIGTERM. */
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const master = loadMasterKey({ masterKey: config.MASTER_KEY, dataDir: config.DATA_DIR, embedded: !config.DATABASE_URL });
+  const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
+  await migrate(db);
+  const { app, deps } = await buildApp({ config, db, clock: systemClock, masterKey: master.key });
+  if (master.source === 'file') {
+    // D1: one warning, never the key itself.
+    app.log.warn(
+      { dataDir: config.DATA_DIR, generated: master.generated },
+      'using the master key file in DATA_DIR; in production supply MASTER_KEY from a secret store instead',
+    );
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Stop accepting, let in-flight requests finish, flush audit rows, then close the database.
+    await app.close();
+    await deps.auditBatcher.drain();
+    await db.close();
+    app.log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+
+  const address = await app.listen({ host: config.HOST, port: config.PORT });
+  app.log.info({ address, storage: db.dialect }, 'svcenv server listening');
+}
+
+main().catch((e) => {
+  process.stderr.write(`svcenv server failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,35 @@
+import * as c from '@svcenv/contract';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { login, sessionUser, signup, switchWorkspace } from '../services/accounts.js';
+import type { Deps } from '../services/deps.js';
+
+export async function authRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const tags = ['auth'];
+
+  app.post('/auth/signup', { schema: { tags, body: c.signupBody, response: { 201: c.authResponse } } }, async (req, reply) =>
+    reply.status(201).send(await signup(deps, req.body)),
+  );
+
+  app.post('/auth/login', { schema: { tags, body: c.loginBody, response: { 200: c.loginResponse } } }, async (req) =>
+    login(deps, req.body),
+  );
+
+  app.get(
+    '/auth/session',
+    { config: { auth: 'jwt' }, schema: { tags, response: { 200: c.sessionResponse } } },
+    async (req) => ({ user: await sessionUser(deps.db, req.principal.userId, req.principal.workspaceId) }),
+  );
+
+  app.post(
+    '/auth/switch-workspace',
+    {
+      config: { auth: 'jwt' },
+      schema: { tags, body: c.switchWorkspaceBody, response: { 200: c.switchWorkspaceResponse } },
+    },
+    async (req) => switchWorkspace(deps, req.principal, req.body.workspaceId),
+  );
+  void z;
+}

@@ -1,0 +1,15 @@
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../services/deps.js';
+
+/** D6: 200 {ok:true} when the database answers; no credential. */
+export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await sql`select 1`.execute(deps.db);
+      return { ok: true };
+    } catch {
+      return reply.status(503).send({ ok: false });
+    }
+  });
+}

@@ -1,0 +1,46 @@
+import * as c from '@svcenv/contract';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../services/deps.js';
+import { exportVars, pull } from '../services/pull.js';
+
+export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const tags = ['pull'];
+
+  // Rule 8: pull takes access tokens only; a JWT is 401.
+  app.get(
+    '/projects/:id/envs/:env/pull',
+    { config: { auth: 'token' }, schema: { tags, params: c.envParams, querystring: c.pullQuery } },
+    async (req, reply) => {
+      const result = await pull(deps, req.principal, {
+        projectId: req.params.id,
+        env: req.params.env,
+        metadata: req.query.metadata ?? true,
+        format: req.query.format ?? 'dotenv',
+        operator: req.headers['x-svcenv-client'] === 'operator',
+      });
+      reply.header('etag', result.etag);
+      // D29: a matching If-None-Match gets 304 with no body.
+      const inm = req.headers['if-none-match'];
+      if (inm && inm.split(',').some((t) => t.trim() === result.etag)) return reply.status(304).send();
+      return reply.type(result.contentType).send(result.body);
+    },
+  );
+
+  app.get(
+    '/projects/:id/envs/:env/export',
+    { config: { auth: 'any' }, schema: { tags, params: c.envParams, querystring: c.exportQuery } },
+    async (req, reply) => {
+      const result = await exportVars(deps, req.principal, {
+        projectId: req.params.id,
+        env: req.params.env,
+        metadata: req.query.metadata ?? true,
+        format: req.query.format ?? 'dotenv',
+        reveal: req.query.reveal ?? false,
+      });
+      reply.header('content-disposition', `attachment; filename="${result.filename}"`);
+      return reply.type(result.contentType).send(result.body);
+    },
+  );
+}

@@ -1,0 +1,166 @@
+import { verify as bcryptVerify } from '@node-rs/bcrypt';
+import { jwtVerify, SignJWT } from 'jose';
+import type { Db } from '../db/index.js';
+import type { Clock } from '../lib/clock.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { unauthorized } from '../lib/errors.js';
+import { TOKEN_DISPLAY_PREFIX_LEN, TOKEN_PREFIX, tokenChecksumValid } from '../lib/ids.js';
+import type { Principal } from './principal.js';
+
+/** Which credentials a route accepts (spec "Authentication", D10). */
+export type AuthMode = 'none' | 'jwt' | 'token' | 'any';
+
+export const JWT_LIFETIME_S = 7 * 24 * 60 * 60;
+const ISSUER = 'svcenv';
+
+export interface AuthnDeps {
+  db: Db;
+  clock: Clock;
+  jwtKey: Uint8Array;
+  tokenCache: VerifiedTokenCache;
+  /** Records lastUsedAt out of band; may lag by up to a minute (D33). */
+  touchToken(id: string, lastUsedAt: string | null): void;
+}
+
+/**
+ * D33: bcrypt runs at most once per distinct valid token per process. The cache maps a token id to the
+ * SHA-256 digest that verified against its stored hash; revocation and expiry are still read from the
+ * database on every request. Bounded, oldest entries evicted first.
+ */
+export class VerifiedTokenCache {
+  private readonly map = new Map<string, string>();
+  constructor(private readonly max = 10_000) {}
+  has(tokenId: string, digest: string): boolean {
+    return this.map.get(tokenId) === digest;
+  }
+  add(tokenId: string, digest: string): void {
+    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
+    this.map.set(tokenId, digest);
+  }
+}
+
+export async function signSessionJwt(
+  deps: Pick<AuthnDeps, 'jwtKey' | 'clock'>,
+  claims: { userId: string; workspaceId: string; sessionVersion: number },
+): Promise<string> {
+  const now = Math.floor(deps.clock.now().getTime() / 1000);
+  return new SignJWT({ wid: claims.workspaceId, sv: claims.sessionVersion, typ: 'session' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(claims.userId)
+    .setIssuer(ISSUER)
+    .setIssuedAt(now)
+    .setExpirationTime(now + JWT_LIFETIME_S)
+    .sign(deps.jwtKey);
+}
+
+export function bearer(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer ([^\s]+)$/.exec(header);
+  return m ? m[1]! : null;
+}
+
+export async function authenticate(deps: AuthnDeps, header: string | undefined, mode: AuthMode): Promise<Principal> {
+  const credential = bearer(header);
+  if (!credential) throw unauthorized('an Authorization: Bearer credential is required');
+  if (credential.startsWith(TOKEN_PREFIX)) {
+    if (mode === 'jwt') throw unauthorized('this endpoint requires a dashboard session (JWT), not an access token');
+    return authenticateToken(deps, credential);
+  }
+  if (mode === 'token') throw unauthorized('this endpoint requires an access token (tok_live_...), not a session');
+  return authenticateJwt(deps, credential);
+}
+
+async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal> {
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(jwt, deps.jwtKey, {
+      algorithms: ['HS256'],
+      issuer: ISSUER,
+      currentDate: deps.clock.now(),
+      requiredClaims: ['sub', 'exp'],
+    }));
+  } catch {
+    throw unauthorized('invalid or expired session');
+  }
+  const { sub, wid, sv, typ } = payload;
+  if (typ !== 'session' || typeof sub !== 'string' || typeof wid !== 'string' || typeof sv !== 'number') {
+    throw unauthorized('invalid session');
+  }
+  // D9: roles and the session version come from the database on every request, never from the token.
+  const row = await deps.db
+    .selectFrom('users as u')
+    .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
+    .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role'])
+    .where('u.id', '=', sub)
+    .where('m.workspace_id', '=', wid)
+    .executeTakeFirst();
+  if (!row || row.session_version !== sv) throw unauthorized('invalid or expired session');
+  return {
+    kind: 'user',
+    userId: row.id,
+    userName: row.name,
+    workspaceId: wid,
+    wsRole: row.ws_role,
+    actorId: row.id,
+    actorName: row.name,
+    token: null,
+  };
+}
+
+async function authenticateToken(deps: AuthnDeps, token: string): Promise<Principal> {
+  // D33: a malformed or mistyped token is refused before any database or bcrypt work.
+  if (!tokenChecksumValid(token)) throw unauthorized('invalid access token');
+  const digest = sha256Hex(token);
+  const rows = await deps.db
+    .selectFrom('access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.created_by')
+    .leftJoin('workspace_members as m', (j) =>
+      j.onRef('m.workspace_id', '=', 't.workspace_id').onRef('m.user_id', '=', 't.created_by'),
+    )
+    .select([
+      't.id',
+      't.name',
+      't.token_hash',
+      't.scope',
+      't.envs',
+      't.project_id',
+      't.workspace_id',
+      't.expires_at',
+      't.revoked_at',
+      't.last_used_at',
+      'u.id as user_id',
+      'u.name as user_name',
+      'm.ws_role',
+    ])
+    .where('t.token_prefix', '=', token.slice(0, TOKEN_DISPLAY_PREFIX_LEN))
+    .execute();
+  for (const row of rows) {
+    if (!deps.tokenCache.has(row.id, digest)) {
+      if (!(await bcryptVerify(digest, row.token_hash))) continue;
+      deps.tokenCache.add(row.id, digest);
+    }
+    if (row.revoked_at) throw unauthorized('this access token was revoked');
+    const now = deps.clock.now();
+    if (row.expires_at && row.expires_at <= now.toISOString()) throw unauthorized('this access token has expired');
+    // D32: a creator removed from the workspace leaves the token with no access.
+    if (!row.ws_role) throw unauthorized('the creator of this access token is no longer a workspace member');
+    deps.touchToken(row.id, row.last_used_at);
+    return {
+      kind: 'token',
+      userId: row.user_id,
+      userName: row.user_name,
+      workspaceId: row.workspace_id,
+      wsRole: row.ws_role,
+      actorId: row.id,
+      actorName: `token:${row.name}`,
+      token: {
+        id: row.id,
+        name: row.name,
+        scope: row.scope,
+        envs: JSON.parse(row.envs) as string[],
+        projectId: row.project_id,
+      },
+    };
+  }
+  throw unauthorized('invalid access token');
+}

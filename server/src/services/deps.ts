@@ -1,0 +1,19 @@
+import type { Config } from '../config.js';
+import type { Db, Dialect } from '../db/index.js';
+import type { Clock } from '../lib/clock.js';
+import type { ProjectKeyring } from '../lib/crypto.js';
+import type { AuditBatcher } from './audit.js';
+import type { AuthnDeps } from './authn.js';
+import type { RenderCache } from './pull.js';
+
+/** Everything services may use, wired once in app.ts. Services take the narrowest slice they need. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  keyring: ProjectKeyring;
+  auditBatcher: AuditBatcher;
+  renderCache: RenderCache;
+  authn: AuthnDeps;
+}

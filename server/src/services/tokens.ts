@@ -1,0 +1,161 @@
+import { hash as bcryptHash } from '@node-rs/bcrypt';
+import type { AccessToken } from '@svcenv/contract';
+import type { Selectable } from 'kysely';
+import type { AccessTokensTable } from '../db/schema.js';
+import { DAY_MS } from '../lib/clock.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { AppError, notFound } from '../lib/errors.js';
+import { newAccessToken, newId, TOKEN_DISPLAY_PREFIX_LEN } from '../lib/ids.js';
+import { auditRow, recordAudit } from './audit.js';
+import { loadProjectAccess, requireUser } from './authz.js';
+import type { Deps } from './deps.js';
+import type { Principal } from './principal.js';
+
+const BCRYPT_COST = 10;
+
+/** Only bcrypt(SHA-256(token)) is stored (spec "Access token"). */
+async function hashToken(token: string): Promise<string> {
+  return bcryptHash(sha256Hex(token), { cost: BCRYPT_COST });
+}
+
+function present(row: Selectable<AccessTokensTable>): AccessToken {
+  return {
+    id: row.id,
+    name: row.name,
+    tokenPrefix: row.token_prefix,
+    scope: row.scope,
+    envs: JSON.parse(row.envs) as string[],
+    projectId: row.project_id,
+    lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+  };
+}
+
+/** The caller's own tokens in this workspace that are not revoked (an Owner sees everyone's). */
+export async function listTokens(deps: Deps, principal: Principal): Promise<AccessToken[]> {
+  requireUser(principal);
+  let q = deps.db
+    .selectFrom('access_tokens')
+    .selectAll()
+    .where('workspace_id', '=', principal.workspaceId)
+    .where('revoked_at', 'is', null);
+  if (principal.wsRole !== 'Owner') q = q.where('created_by', '=', principal.userId);
+  return (await q.orderBy('created_at', 'desc').execute()).map(present);
+}
+
+export async function createToken(
+  deps: Deps,
+  principal: Principal,
+  input: {
+    name: string;
+    scope: 'read' | 'write' | 'deploy';
+    envs: string[];
+    projectId?: string | null | undefined;
+    expiresIn?: number | null | undefined;
+  },
+) {
+  requireUser(principal);
+  if (input.envs.includes('*') && input.envs.length > 1) {
+    throw new AppError('VALIDATION', '"*" means every environment and cannot be combined with names', 'envs');
+  }
+  // A project restriction must name a project the creator can see (404 otherwise, like every other read).
+  if (input.projectId) await loadProjectAccess(deps.db, principal, input.projectId);
+  const token = newAccessToken();
+  const now = deps.clock.now();
+  const row = {
+    id: newId(),
+    workspace_id: principal.workspaceId,
+    created_by: principal.userId,
+    name: input.name,
+    token_prefix: token.slice(0, TOKEN_DISPLAY_PREFIX_LEN),
+    token_hash: await hashToken(token),
+    scope: input.scope,
+    envs: JSON.stringify([...new Set(input.envs)]),
+    project_id: input.projectId ?? null,
+    last_used_at: null,
+    expires_at: input.expiresIn ? new Date(now.getTime() + input.expiresIn * DAY_MS).toISOString() : null,
+    revoked_at: null,
+    created_at: now.toISOString(),
+  };
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.insertInto('access_tokens').values(row).execute();
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, {
+        action: 'token.create',
+        projectId: row.project_id,
+        detail: { tokenId: row.id, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) },
+      }),
+    );
+  });
+  const p = present(row);
+  return { id: p.id, token, name: p.name, scope: p.scope, envs: p.envs, projectId: p.projectId, expiresAt: p.expiresAt };
+}
+
+async function ownToken(deps: Deps, principal: Principal, id: string) {
+  requireUser(principal);
+  const row = await deps.db
+    .selectFrom('access_tokens')
+    .selectAll()
+    .where('id', '=', id)
+    .where('workspace_id', '=', principal.workspaceId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  // Members manage their own tokens; an Owner manages every token of the workspace.
+  if (!row || (principal.wsRole !== 'Owner' && row.created_by !== principal.userId)) throw notFound('token');
+  return row;
+}
+
+/** Revokes the token and issues a new one with the same settings; the old one fails at once. */
+export async function rotateToken(deps: Deps, principal: Principal, id: string) {
+  const old = await ownToken(deps, principal, id);
+  const token = newAccessToken();
+  const now = deps.clock.now().toISOString();
+  const row = {
+    ...old,
+    id: newId(),
+    token_prefix: token.slice(0, TOKEN_DISPLAY_PREFIX_LEN),
+    token_hash: await hashToken(token),
+    last_used_at: null,
+    created_at: now,
+  };
+  await deps.db.transaction().execute(async (trx) => {
+    const revoked = await trx
+      .updateTable('access_tokens')
+      .set({ revoked_at: now })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(revoked.numUpdatedRows) !== 1) throw notFound('token');
+    await trx.insertInto('access_tokens').values(row).execute();
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, {
+        action: 'token.rotate',
+        projectId: row.project_id,
+        detail: { tokenId: id, newTokenId: row.id, name: row.name },
+      }),
+    );
+  });
+  return { id: row.id, token, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) as string[] };
+}
+
+export async function revokeToken(deps: Deps, principal: Principal, id: string): Promise<void> {
+  const row = await ownToken(deps, principal, id);
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('access_tokens')
+      .set({ revoked_at: deps.clock.now().toISOString() })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, {
+        action: 'token.revoke',
+        projectId: row.project_id,
+        detail: { tokenId: id, name: row.name },
+      }),
+    );
+  });
+}

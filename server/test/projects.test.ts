@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+
+describe(`projects and environments (${dialectName})`, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app.stop());
+
+  it('creates a project with the default environments, colours and protection (D20, D21)', async () => {
+    const { jwt } = await signupUser(app);
+    const res = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'Billing API', desc: 'payments' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ id: expect.any(String), name: 'Billing API', desc: 'payments', color: '#6366f1', envs: ['dev', 'staging', 'prod'] });
+    const envs = await app.request('GET', `/v1/projects/${res.body.id}/envs`, { token: jwt });
+    expect(envs.body.envs).toEqual([
+      { name: 'dev', protected: false, color: '#22c55e' },
+      { name: 'staging', protected: false, color: '#eab308' },
+      { name: 'prod', protected: true, color: '#ef4444' },
+    ]);
+    const got = await app.request('GET', `/v1/projects/${res.body.id}`, { token: jwt });
+    expect(got.body).toEqual(res.body);
+    const list = await app.request('GET', '/v1/projects', { token: jwt });
+    expect(list.body.projects).toEqual([res.body]);
+  });
+
+  it('validates names, colours and environments; refuses duplicates with 409', async () => {
+    const { jwt } = await signupUser(app);
+    const bad = [
+      [{ name: 'x', color: 'red' }, 'color'],
+      [{ name: '' }, 'name'],
+      [{ name: 'x', envs: ['Prod'] }, 'envs.0'],
+      [{ name: 'x', envs: ['a/../b'] }, 'envs.0'],
+      [{ name: 'x', extra: 1 }, 'extra'],
+      [{ name: 5 }, 'name'],
+    ] as const;
+    for (const [body, field] of bad) {
+      const res = await app.request('POST', '/v1/projects', { token: jwt, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'VALIDATION', field });
+    }
+    await createProject(app, jwt, { name: 'same' });
+    const dup = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'same' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body.error.field).toBe('name');
+    const dupEnv = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'y', envs: ['a', 'a'] } });
+    expect(dupEnv.status).toBe(409);
+  });
+
+  it('enforces the free plan: 3 projects and 3 environments per project (D15)', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt);
+    await createProject(app, jwt);
+    await createProject(app, jwt);
+    const fourth = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'four' } });
+    expect(fourth.status).toBe(403);
+    expect(fourth.body.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'projects' });
+    const env = await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa' } });
+    expect(env.status).toBe(403);
+    expect(env.body.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'envsPerProject' });
+  });
+
+  it('renames, recolours, adds, protects and deletes environments', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { envs: ['dev', 'production'] });
+    const patched = await app.request('PATCH', `/v1/projects/${p.id}`, { token: jwt, body: { name: 'Renamed', color: '#112233' } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ name: 'Renamed', color: '#112233', envs: ['dev', 'production'] });
+    const added = await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } });
+    expect(added.status).toBe(201);
+    expect(added.body.envs).toEqual(['dev', 'production', 'qa-1']);
+    expect((await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } })).status).toBe(409);
+    const envs = (await app.request('GET', `/v1/projects/${p.id}/envs`, { token: jwt })).body.envs;
+    expect(envs.find((e: any) => e.name === 'production').protected).toBe(true);
+    const prot = await app.request('PATCH', `/v1/projects/${p.id}/envs/qa-1`, { token: jwt, body: { protected: true, color: '#abcdef' } });
+    expect(prot.status).toBe(200);
+    expect(prot.body).toEqual({ name: 'qa-1', protected: true, color: '#abcdef' });
+    await upsert(app, jwt, p.id, ['qa-1'], [{ key: 'A', value: '1', type: 'plain' }]);
+    expect((await app.request('DELETE', `/v1/projects/${p.id}/envs/qa-1`, { token: jwt })).status).toBe(204);
+    expect((await app.request('GET', `/v1/projects/${p.id}/envs/qa-1/vars`, { token: jwt })).status).toBe(404);
+    const count = await app.db.db.selectFrom('variables').select((eb) => eb.fn.countAll<number>().as('n')).innerJoin('environments', 'environments.id', 'variables.environment_id').where('environments.project_id', '=', p.id).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(0);
+    expect((await app.request('DELETE', `/v1/projects/${p.id}/envs/nope`, { token: jwt })).status).toBe(404);
+  });
+
+  it('diffs two environments by stored value', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt);
+    await upsert(app, jwt, p.id, ['dev', 'prod'], [{ key: 'SAME', value: 's', type: 'plain' }, { key: 'DIFF', value: 'x', type: 'secret' }]);
+    await upsert(app, jwt, p.id, ['prod'], [{ key: 'DIFF', value: 'y', type: 'secret' }, { key: 'ONLY_B', value: '1', type: 'plain' }]);
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'ONLY_A', value: '1', type: 'plain' }]);
+    const res = await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=prod`, { token: jwt });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ onlyInA: ['ONLY_A'], onlyInB: ['ONLY_B'], different: ['DIFF'] });
+    expect((await app.request('GET', `/v1/projects/${p.id}/diff?env=dev`, { token: jwt })).status).toBe(400);
+    expect((await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=nope`, { token: jwt })).status).toBe(404);
+  });
+
+  it('pages the project audit log with a cursor, newest first (D36)', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt);
+    for (let i = 0; i < 5; i++) await upsert(app, jwt, p.id, ['dev'], [{ key: `K${i}`, value: 'v', type: 'plain' }]);
+    const first = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4`, { token: jwt });
+    expect(first.status).toBe(200);
+    expect(first.body.logs).toHaveLength(4);
+    expect(first.body.logs[0]).toMatchObject({ action: 'vars.bulk_upsert', targetEnv: 'dev', actorType: 'user' });
+    const second = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4&cursor=${first.body.nextCursor}`, { token: jwt });
+    expect(second.body.logs.map((l: any) => l.action)).toEqual(['vars.bulk_upsert', 'project.create']);
+    expect(second.body.nextCursor).toBeNull();
+    const ids = [...first.body.logs, ...second.body.logs].map((l: any) => l.id);
+    expect([...ids].sort((a, b) => b - a)).toEqual(ids);
+    for (const q of ['limit=0', 'limit=201', 'limit=abc', 'cursor=%%%']) {
+      expect((await app.request('GET', `/v1/projects/${p.id}/audit?${q}`, { token: jwt })).status, q).toBe(400);
+    }
+    const def = await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt });
+    expect(def.body.logs).toHaveLength(6);
+  });
+
+  it('deletes a project with its variables, history and audit entries; Owner only', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt);
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: 'secret-value', type: 'secret' }]);
+    const readTok = await createToken(app, jwt, { scope: 'read' });
+    expect((await app.request('DELETE', `/v1/projects/${p.id}`, { token: readTok.token })).status).toBe(403);
+    expect((await app.request('DELETE', `/v1/projects/${p.id}`, { token: jwt })).status).toBe(204);
+    expect((await app.request('GET', `/v1/projects/${p.id}`, { token: jwt })).status).toBe(404);
+    const db = app.db.db;
+    for (const table of ['environments', 'project_members'] as const) {
+      const n = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', p.id).executeTakeFirstOrThrow();
+      expect(Number(n.n), table).toBe(0);
+    }
+    const audit = await db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', p.id).executeTakeFirstOrThrow();
+    expect(Number(audit.n)).toBe(0);
+    const hist = await db.selectFrom('variable_history').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const orphan = await db.selectFrom('variable_history').leftJoin('environments', 'environments.id', 'variable_history.environment_id').where('environments.id', 'is', null).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(orphan.n)).toBe(0);
+    expect(Number(hist.n)).toBeGreaterThanOrEqual(0);
+    const ws = await app.request('GET', `/v1/projects`, { token: jwt });
+    expect(ws.body.projects).toEqual([]);
+  });
+
+  it("hides other workspaces' projects with 404 (D23)", async () => {
+    const a = await signupUser(app);
+    const b = await signupUser(app);
+    const p = await createProject(app, a.jwt);
+    for (const [m, path] of [
+      ['GET', `/v1/projects/${p.id}`],
+      ['PATCH', `/v1/projects/${p.id}`],
+      ['DELETE', `/v1/projects/${p.id}`],
+      ['GET', `/v1/projects/${p.id}/envs/dev/vars`],
+    ] as const) {
+      const res = await app.request(m, path, { token: b.jwt, body: m === 'PATCH' ? { name: 'z' } : undefined });
+      expect(res.status, `${m} ${path}`).toBe(404);
+    }
+    expect((await app.request('GET', '/v1/projects/not-a-uuid', { token: a.jwt })).status).toBe(400);
+  });
+});

@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+
+describe(`pull and export (${dialectName})`, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app.stop());
+
+  async function setup(projectName = 'My App') {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { name: projectName });
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    return { jwt, p, token, base: `/v1/projects/${p.id}/envs/dev` };
+  }
+
+  it('pulls resolved dotenv with context variables, quoting multi-line values (rules 4-6, D28a, D30)', async () => {
+    const { jwt, p, token, base } = await setup();
+    await upsert(app, jwt, p.id, ['dev'], [
+      { key: 'HOST', value: 'db', type: 'plain' },
+      { key: 'URL', value: 'pg://${HOST}', type: 'secret' },
+      { key: 'CERT', value: 'line1\nline2 "q" \\ end', type: 'secret' },
+      { key: 'SPACED', value: 'a b#c', type: 'plain' },
+      { key: 'EMPTY', value: '', type: 'plain' },
+    ]);
+    const res = await app.request('GET', `${base}/pull`, { token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.text).toBe(
+      [
+        'CERT="line1\\nline2 \\"q\\" \\\\ end"',
+        'EMPTY=',
+        'HOST=db',
+        'SPACED="a b#c"',
+        'URL=pg://db',
+        `SVCENV_PROJECT=${p.id}`,
+        'SVCENV_ENV=dev',
+        'SVCENV_PROJECT_NAME="My App"',
+        '',
+      ].join('\n'),
+    );
+    const bare = await app.request('GET', `${base}/pull?metadata=false`, { token });
+    expect(bare.text).not.toContain('SVCENV_');
+    expect((await app.request('GET', `${base}/pull?metadata=maybe`, { token })).status).toBe(400);
+  });
+
+  it('lets a user variable override a context variable (rule 5)', async () => {
+    const { jwt, p, token, base } = await setup();
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'SVCENV_ENV', value: 'custom', type: 'plain' }]);
+    const res = await app.request('GET', `${base}/pull`, { token });
+    expect(res.text.match(/^SVCENV_ENV=.*$/gm)).toEqual(['SVCENV_ENV=custom']);
+  });
+
+  it('answers a conditional pull with 304 and a stable strong ETag (D29)', async () => {
+    const { jwt, p, token, base } = await setup();
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: '1', type: 'plain' }]);
+    const one = await app.request('GET', `${base}/pull`, { token });
+    const etag = one.headers.get('etag')!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const two = await app.request('GET', `${base}/pull`, { token });
+    expect(two.headers.get('etag')).toBe(etag);
+    const cond = await app.request('GET', `${base}/pull`, { token, headers: { 'if-none-match': etag } });
+    expect(cond.status).toBe(304);
+    expect(cond.text).toBe('');
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: '2', type: 'plain' }]);
+    const changed = await app.request('GET', `${base}/pull`, { token, headers: { 'if-none-match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.text).toContain('A=2');
+    expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('rejects a JWT with 401 and fails a circular chain with the flat 422 body (rules 4, 8)', async () => {
+    const { jwt, p, token, base } = await setup();
+    expect((await app.request('GET', `${base}/pull`, { token: jwt })).status).toBe(401);
+    await upsert(app, jwt, p.id, ['dev'], [
+      { key: 'A', value: '${B}', type: 'plain' },
+      { key: 'B', value: '${A}', type: 'plain' },
+      { key: 'C', value: 'fine', type: 'plain' },
+    ]);
+    const res = await app.request('GET', `${base}/pull`, { token });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ error: 'CIRCULAR_REFERENCE', message: 'A: circular reference detected', key: 'A' });
+  });
+
+  it('fails a pull over the chain limit with REFERENCE_LIMIT (D25)', async () => {
+    const { jwt, p, token, base } = await setup();
+    const items = Array.from({ length: 70 }, (_, i) => ({ key: `V${String(i).padStart(2, '0')}`, value: i === 69 ? 'x' : `\${V${String(i + 1).padStart(2, '0')}}`, type: 'plain' }));
+    await upsert(app, jwt, p.id, ['dev'], items);
+    const res = await app.request('GET', `${base}/pull`, { token });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ error: 'REFERENCE_LIMIT', key: 'V00' });
+  });
+
+  it('records operator syncs shown as connections (rule 7, D18)', async () => {
+    const { token, base, p, jwt } = await setup();
+    await app.request('GET', `${base}/pull`, { token });
+    const wsId = (await app.request('GET', '/v1/auth/session', { token: jwt })).body.user.workspaceId;
+    const before = await app.db.db.selectFrom('workspaces').select('operator_last_sync').where('id', '=', wsId).executeTakeFirstOrThrow();
+    expect(before.operator_last_sync).toBeNull();
+    await app.request('GET', `${base}/pull`, { token, headers: { 'x-svcenv-client': 'operator' } });
+    const after = await app.db.db.selectFrom('workspaces').select('operator_last_sync').where('id', '=', wsId).executeTakeFirstOrThrow();
+    expect(after.operator_last_sync).not.toBeNull();
+    expect(p.id).toBeTruthy();
+  });
+
+  it('pulls a k8s Secret manifest with base64 values (D28, rule 9)', async () => {
+    const { jwt, p, token, base } = await setup('Billing API (EU)!');
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'PASS', value: 's3cret\nx', type: 'secret' }]);
+    const res = await app.request('GET', `${base}/pull?format=k8s&metadata=false`, { token });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: billing-api-eu-dev\ntype: Opaque\ndata:\n  PASS: ${Buffer.from('s3cret\nx').toString('base64')}\n`,
+    );
+  });
+
+  it('exports dotenv or k8s as a download, masked unless reveal (D28)', async () => {
+    const { jwt, p, base } = await setup('exp');
+    await upsert(app, jwt, p.id, ['dev'], [
+      { key: 'PASS', value: 'topsecret', type: 'secret' },
+      { key: 'URL', value: 'x://${PASS}', type: 'plain' },
+      { key: 'HOST', value: 'h', type: 'plain' },
+      { key: 'L1', value: '${L2}', type: 'plain' },
+      { key: 'L2', value: '${L1}', type: 'plain' },
+    ]);
+    const masked = await app.request('GET', `${base}/export?metadata=false`, { token: jwt });
+    expect(masked.status).toBe(200);
+    expect(masked.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(masked.headers.get('content-disposition')).toBe('attachment; filename="exp-dev.env"');
+    expect(masked.text).toBe('HOST=h\nL1=${L2}\nL2=${L1}\nPASS=***\nURL=***\n');
+    const revealed = await app.request('GET', `${base}/export?reveal=true`, { token: jwt });
+    expect(revealed.text).toContain('PASS=topsecret\n');
+    expect(revealed.text).toContain('URL=x://topsecret\n');
+    expect(revealed.text).toContain('SVCENV_ENV=dev\n');
+    const k8s = await app.request('GET', `${base}/export?format=k8s&reveal=true&metadata=false`, { token: jwt });
+    expect(k8s.headers.get('content-type')).toBe('application/yaml');
+    expect(k8s.text).toContain(`  PASS: ${Buffer.from('topsecret').toString('base64')}\n`);
+    expect(k8s.text).toContain('  name: exp-dev\n');
+  });
+
+  it('audits every pull and export before answering (D36)', async () => {
+    const { jwt, p, token, base } = await setup();
+    await app.request('GET', `${base}/pull`, { token });
+    await app.request('GET', `${base}/export`, { token: jwt });
+    const logs = (await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt })).body.logs;
+    expect(logs.slice(0, 2).map((l: any) => [l.action, l.actorType, l.targetEnv])).toEqual([
+      ['vars.export', 'user', 'dev'],
+      ['vars.pull', 'token', 'dev'],
+    ]);
+  });
+});
