@@ -43,10 +43,14 @@ function crossRuntime(target: Target): string {
   const bin = join(cache, 'package', 'bin', 'bun');
   if (existsSync(bin)) return bin;
   mkdirSync(cache, { recursive: true });
-  const out = execFileSync('npm', ['pack', `${runtimePackage(target)}@${version}`, '--pack-destination', cache, '--json'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const out = execFileSync(
+    'npm',
+    ['pack', `${runtimePackage(target)}@${version}`, '--pack-destination', cache, '--json'],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const tgz = join(cache, JSON.parse(out)[0].filename as string);
   execFileSync('tar', ['-xzf', tgz, '-C', cache, 'package/bin/bun']);
   rmSync(tgz);

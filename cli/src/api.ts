@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { checkApiUrl } from './config.js';
 import { CliError } from './errors.js';
 
+/* biome-ignore-start lint/suspicious/noTemplateCurlyInString: literal reference syntax */
 const HINTS: Record<string, string> = {
   UNAUTHORIZED:
     'check the access token (`svcenv login --token ...` or SVCENV_TOKEN); pull accepts access tokens, not dashboard sessions',
@@ -16,6 +17,7 @@ const HINTS: Record<string, string> = {
   REFERENCE_LIMIT: 'shorten the ${...} reference chain of that variable',
   RATE_LIMIT: 'wait a minute and try again',
 };
+/* biome-ignore-end lint/suspicious/noTemplateCurlyInString: literal reference syntax */
 
 export interface RequestOptions {
   method?: string;

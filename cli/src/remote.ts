@@ -1,6 +1,6 @@
 /** Reads of one environment's variables through the pull endpoint (access tokens only, spec rule 8). */
 import { parseDotenv } from '@svcenv/contract';
-import { Api, pathOf } from './api.js';
+import { type Api, pathOf } from './api.js';
 import { CliError } from './errors.js';
 
 /** D28a: the synthetic context variables pull appends unless metadata=false. */

@@ -3,6 +3,7 @@
  * control character) is written double-quoted with `\n`, `\r`, `\"` and `\\` escapes. The CLI's parser
  * (dotenv-parse.ts) reads back exactly what this writes.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what must be quoted
 const NEEDS_QUOTES = /[\s#"'\\\u0000-\u001f\u007f]/;
 
 export function formatDotenvValue(value: string): string {
