@@ -78,7 +78,11 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   const { config } = opts;
   const deps = buildDeps(opts);
   const https = config.TLS_CERT_FILE
-    ? { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE!), minVersion: 'TLSv1.2' as const }
+    ? {
+        cert: readFileSync(config.TLS_CERT_FILE),
+        key: readFileSync(config.TLS_KEY_FILE!),
+        minVersion: 'TLSv1.2' as const,
+      }
     : null;
 
   const app = Fastify({
@@ -104,7 +108,9 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((req, reply) => reply.status(404).send(body('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) =>
+    reply.status(404).send(body('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -124,7 +130,12 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });

@@ -9,54 +9,64 @@ const booleanFlag = z
   .optional()
   .transform((v) => v === 'true' || v === '1');
 
-const configSchema = z
-  .object({
-    /** D1: directory of the embedded SQLite database and the generated master key file. */
-    DATA_DIR: z.string().min(1).default('./data'),
-    /** D1: address to bind. A non-loopback address needs TLS or TRUST_PROXY=true (D4). */
-    HOST: z.string().min(1).default('127.0.0.1'),
-    /** D1: port to listen on; 0 picks a free port. */
-    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    /** D2: postgres://... switches storage to PostgreSQL. */
-    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
-    /** D2: redis://... shares rate-limit counters across instances. */
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL').optional(),
-    /** D1: base64 of 32 random bytes. Without it, embedded mode generates DATA_DIR/master.key. */
-    MASTER_KEY: z.string().optional(),
-    /** D3: smtp://host:port; without it email is written to the log as one structured line. */
-    SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// URL').optional(),
-    /** D3: sender address of outgoing email. */
-    MAIL_FROM: z.string().default('svcenv <no-reply@svcenv.local>'),
-    /** D3: base of links in emails; default http://HOST:PORT. */
-    PUBLIC_URL: z.url().optional(),
-    /** D4: PEM certificate and key; with both, the server serves HTTPS only (TLS 1.2+). */
-    TLS_CERT_FILE: z.string().optional(),
-    TLS_KEY_FILE: z.string().optional(),
-    /** D4: a TLS-terminating proxy is in front; also makes X-Forwarded-For the client address. */
-    TRUST_PROXY: booleanFlag,
-    /** D5: allow webhooks to loopback and private addresses. */
-    WEBHOOK_ALLOW_PRIVATE: booleanFlag,
-    /** D15: plan of new workspaces. */
-    DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
-    /** Log level of the structured JSON log. */
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  })
-  .superRefine((c, ctx) => {
-    if (Boolean(c.TLS_CERT_FILE) !== Boolean(c.TLS_KEY_FILE)) {
-      ctx.addIssue({ code: 'custom', path: ['TLS_KEY_FILE'], message: 'TLS_CERT_FILE and TLS_KEY_FILE go together' });
-    }
-    if (c.MASTER_KEY !== undefined && Buffer.from(c.MASTER_KEY, 'base64').length !== 32) {
-      ctx.addIssue({ code: 'custom', path: ['MASTER_KEY'], message: 'must be base64 of exactly 32 bytes' });
-    }
-    const tls = Boolean(c.TLS_CERT_FILE);
-    if (!tls && !c.TRUST_PROXY && !isLoopback(c.HOST)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['HOST'],
-        message: 'plain HTTP is only served on a loopback address; set TLS_CERT_FILE/TLS_KEY_FILE or TRUST_PROXY=true',
-      });
-    }
-  });
+const configSchema = z.object({
+  /** D1: directory of the embedded SQLite database and the generated master key file. */
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** D1: address to bind. A non-loopback address needs TLS or TRUST_PROXY=true (D4). */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** D1: port to listen on; 0 picks a free port. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** D2: postgres://... switches storage to PostgreSQL. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  /** D2: redis://... shares rate-limit counters across instances. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  /** D1: base64 of 32 random bytes. Without it, embedded mode generates DATA_DIR/master.key. */
+  MASTER_KEY: z.string().optional(),
+  /** D3: smtp://host:port; without it email is written to the log as one structured line. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// URL')
+    .optional(),
+  /** D3: sender address of outgoing email. */
+  MAIL_FROM: z.string().default('svcenv <no-reply@svcenv.local>'),
+  /** D3: base of links in emails; default http://HOST:PORT. */
+  PUBLIC_URL: z.url().optional(),
+  /** D4: PEM certificate and key; with both, the server serves HTTPS only (TLS 1.2+). */
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+  /** D4: a TLS-terminating proxy is in front; also makes X-Forwarded-For the client address. */
+  TRUST_PROXY: booleanFlag,
+  /** D5: allow webhooks to loopback and private addresses. */
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag,
+  /** D15: plan of new workspaces. */
+  DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
+  /** Log level of the structured JSON log. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Cross-variable rules, checked on the raw values so they are listed even when a field fails too. */
+function crossChecks(c: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  if (Boolean(c.TLS_CERT_FILE) !== Boolean(c.TLS_KEY_FILE)) {
+    problems.push('TLS_KEY_FILE: TLS_CERT_FILE and TLS_KEY_FILE go together');
+  }
+  if (c.MASTER_KEY !== undefined && Buffer.from(c.MASTER_KEY, 'base64').length !== 32) {
+    problems.push('MASTER_KEY: must be base64 of exactly 32 bytes');
+  }
+  const trustProxy = c.TRUST_PROXY === 'true' || c.TRUST_PROXY === '1';
+  if (!c.TLS_CERT_FILE && !trustProxy && !isLoopback(c.HOST ?? '127.0.0.1')) {
+    problems.push(
+      'HOST: plain HTTP is only served on a loopback address; set TLS_CERT_FILE/TLS_KEY_FILE or TRUST_PROXY=true (D4)',
+    );
+  }
+  return problems;
+}
 
 export type Config = z.infer<typeof configSchema> & { publicUrl: string };
 
@@ -70,9 +80,12 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = configSchema.safeParse(picked);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(config)'}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  const problems = [
+    ...(result.success ? [] : result.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`)),
+    ...crossChecks(picked),
+  ];
+  if (!result.success || problems.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
   const c = result.data;
   const scheme = c.TLS_CERT_FILE ? 'https' : 'http';

@@ -16,7 +16,11 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const master = loadMasterKey({ masterKey: config.MASTER_KEY, dataDir: config.DATA_DIR, embedded: !config.DATABASE_URL });
+  const master = loadMasterKey({
+    masterKey: config.MASTER_KEY,
+    dataDir: config.DATA_DIR,
+    embedded: !config.DATABASE_URL,
+  });
   const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
   await migrate(db);
   const { app, deps } = await buildApp({ config, db, clock: systemClock, masterKey: master.key });

@@ -16,16 +16,27 @@ describe(`identity and sessions (${dialectName})`, () => {
     expect(jwt.startsWith('eyJ')).toBe(true);
     const s = await app.request('GET', '/v1/auth/session', { token: jwt });
     expect(s.status).toBe(200);
-    expect(s.body.user).toMatchObject({ id: user.id, name: 'Grace', wsRole: 'Owner', workspaceName: "Grace's workspace" });
+    expect(s.body.user).toMatchObject({
+      id: user.id,
+      name: 'Grace',
+      wsRole: 'Owner',
+      workspaceName: "Grace's workspace",
+    });
     expect(s.body.user.emailVerifiedAt).toBeNull();
-    const ws = await app.db.db.selectFrom('workspaces').select(['slug', 'plan']).where('id', '=', s.body.user.workspaceId).executeTakeFirstOrThrow();
+    const ws = await app.db.db
+      .selectFrom('workspaces')
+      .select(['slug', 'plan'])
+      .where('id', '=', s.body.user.workspaceId)
+      .executeTakeFirstOrThrow();
     expect(ws.slug).toMatch(/^grace-s-workspace/);
     expect(ws.plan).toBe('free');
   });
 
   it('refuses a duplicate email case-insensitively with 409 field email (D7)', async () => {
     const { email } = await signupUser(app);
-    const res = await app.request('POST', '/v1/auth/signup', { body: { name: 'X', email: email.toUpperCase(), password: 'password123' } });
+    const res = await app.request('POST', '/v1/auth/signup', {
+      body: { name: 'X', email: email.toUpperCase(), password: 'password123' },
+    });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: { code: 'CONFLICT', message: expect.any(String), field: 'email' } });
   });
@@ -34,14 +45,20 @@ describe(`identity and sessions (${dialectName})`, () => {
     ['short', 'seven77'],
     ['long', 'x'.repeat(129)],
   ])('refuses a %s password with 400 field password (D8)', async (_n, password) => {
-    const res = await app.request('POST', '/v1/auth/signup', { body: { name: 'X', email: `p${Date.now()}@x.test`, password } });
+    const res = await app.request('POST', '/v1/auth/signup', {
+      body: { name: 'X', email: `p${Date.now()}@x.test`, password },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'VALIDATION', field: 'password' });
   });
 
   it('stores passwords with argon2id, never in plaintext (D8)', async () => {
     const { user, password } = await signupUser(app);
-    const row = await app.db.db.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow();
+    const row = await app.db.db
+      .selectFrom('users')
+      .select('password_hash')
+      .where('id', '=', user.id)
+      .executeTakeFirstOrThrow();
     expect(row.password_hash.startsWith('$argon2id$')).toBe(true);
     expect(row.password_hash).not.toContain(password);
   });
@@ -92,7 +109,10 @@ describe(`identity and sessions (${dialectName})`, () => {
       ['GET', '/v1/tokens'],
       ['POST', '/v1/auth/switch-workspace'],
     ] as const) {
-      const res = await app.request(m, p, { token, body: m === 'POST' ? { workspaceId: crypto.randomUUID() } : undefined });
+      const res = await app.request(m, p, {
+        token,
+        body: m === 'POST' ? { workspaceId: crypto.randomUUID() } : undefined,
+      });
       expect(res.status, p).toBe(401);
     }
   });
@@ -102,11 +122,17 @@ describe(`identity and sessions (${dialectName})`, () => {
     const b = await signupUser(app);
     const sa = (await app.request('GET', '/v1/auth/session', { token: a.jwt })).body.user;
     const sb = (await app.request('GET', '/v1/auth/session', { token: b.jwt })).body.user;
-    const same = await app.request('POST', '/v1/auth/switch-workspace', { token: a.jwt, body: { workspaceId: sa.workspaceId } });
+    const same = await app.request('POST', '/v1/auth/switch-workspace', {
+      token: a.jwt,
+      body: { workspaceId: sa.workspaceId },
+    });
     expect(same.status).toBe(200);
     expect(same.body).toMatchObject({ workspaceId: sa.workspaceId, workspaceName: sa.workspaceName });
     expect(same.body.token.startsWith('eyJ')).toBe(true);
-    const other = await app.request('POST', '/v1/auth/switch-workspace', { token: a.jwt, body: { workspaceId: sb.workspaceId } });
+    const other = await app.request('POST', '/v1/auth/switch-workspace', {
+      token: a.jwt,
+      body: { workspaceId: sb.workspaceId },
+    });
     expect(other.status).toBe(404);
   });
 

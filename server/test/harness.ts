@@ -140,7 +140,9 @@ export interface ServerProcess extends Client {
 }
 
 /** The real `server/src/main.ts` as a child process (CLI end-to-end, restarts, several instances). */
-export async function startServer(opts: { env?: Record<string, string>; dataDir?: string } = {}): Promise<ServerProcess> {
+export async function startServer(
+  opts: { env?: Record<string, string>; dataDir?: string } = {},
+): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svcenv-srv-'));
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -198,7 +200,12 @@ export async function signupUser(c: Client, name = 'Ada') {
   const password = `pw-${randomBytes(8).toString('hex')}`;
   const res = await c.request('POST', '/v1/auth/signup', { body: { name, email, password } });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  return { jwt: res.body.token as string, user: res.body.user as { id: string; name: string; email: string }, email, password };
+  return {
+    jwt: res.body.token as string,
+    user: res.body.user as { id: string; name: string; email: string },
+    email,
+    password,
+  };
 }
 
 export async function createProject(c: Client, jwt: string, body: Record<string, unknown> = {}) {
@@ -208,7 +215,10 @@ export async function createProject(c: Client, jwt: string, body: Record<string,
 }
 
 export async function createToken(c: Client, jwt: string, body: Record<string, unknown> = {}) {
-  const res = await c.request('POST', '/v1/tokens', { token: jwt, body: { name: `tok-${counter++}`, envs: ['*'], ...body } });
+  const res = await c.request('POST', '/v1/tokens', {
+    token: jwt,
+    body: { name: `tok-${counter++}`, envs: ['*'], ...body },
+  });
   if (res.status !== 201) throw new Error(`create token failed: ${res.status} ${res.text}`);
   return res.body as { id: string; token: string };
 }

@@ -10,9 +10,18 @@ describe(`projects and environments (${dialectName})`, () => {
 
   it('creates a project with the default environments, colours and protection (D20, D21)', async () => {
     const { jwt } = await signupUser(app);
-    const res = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'Billing API', desc: 'payments' } });
+    const res = await app.request('POST', '/v1/projects', {
+      token: jwt,
+      body: { name: 'Billing API', desc: 'payments' },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(String), name: 'Billing API', desc: 'payments', color: '#6366f1', envs: ['dev', 'staging', 'prod'] });
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      name: 'Billing API',
+      desc: 'payments',
+      color: '#6366f1',
+      envs: ['dev', 'staging', 'prod'],
+    });
     const envs = await app.request('GET', `/v1/projects/${res.body.id}/envs`, { token: jwt });
     expect(envs.body.envs).toEqual([
       { name: 'dev', protected: false, color: '#22c55e' },
@@ -64,22 +73,35 @@ describe(`projects and environments (${dialectName})`, () => {
   it('renames, recolours, adds, protects and deletes environments', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt, { envs: ['dev', 'production'] });
-    const patched = await app.request('PATCH', `/v1/projects/${p.id}`, { token: jwt, body: { name: 'Renamed', color: '#112233' } });
+    const patched = await app.request('PATCH', `/v1/projects/${p.id}`, {
+      token: jwt,
+      body: { name: 'Renamed', color: '#112233' },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'Renamed', color: '#112233', envs: ['dev', 'production'] });
     const added = await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } });
     expect(added.status).toBe(201);
     expect(added.body.envs).toEqual(['dev', 'production', 'qa-1']);
-    expect((await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } })).status).toBe(409);
+    expect(
+      (await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } })).status,
+    ).toBe(409);
     const envs = (await app.request('GET', `/v1/projects/${p.id}/envs`, { token: jwt })).body.envs;
     expect(envs.find((e: any) => e.name === 'production').protected).toBe(true);
-    const prot = await app.request('PATCH', `/v1/projects/${p.id}/envs/qa-1`, { token: jwt, body: { protected: true, color: '#abcdef' } });
+    const prot = await app.request('PATCH', `/v1/projects/${p.id}/envs/qa-1`, {
+      token: jwt,
+      body: { protected: true, color: '#abcdef' },
+    });
     expect(prot.status).toBe(200);
     expect(prot.body).toEqual({ name: 'qa-1', protected: true, color: '#abcdef' });
     await upsert(app, jwt, p.id, ['qa-1'], [{ key: 'A', value: '1', type: 'plain' }]);
     expect((await app.request('DELETE', `/v1/projects/${p.id}/envs/qa-1`, { token: jwt })).status).toBe(204);
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/qa-1/vars`, { token: jwt })).status).toBe(404);
-    const count = await app.db.db.selectFrom('variables').select((eb) => eb.fn.countAll<number>().as('n')).innerJoin('environments', 'environments.id', 'variables.environment_id').where('environments.project_id', '=', p.id).executeTakeFirstOrThrow();
+    const count = await app.db.db
+      .selectFrom('variables')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .innerJoin('environments', 'environments.id', 'variables.environment_id')
+      .where('environments.project_id', '=', p.id)
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(0);
     expect((await app.request('DELETE', `/v1/projects/${p.id}/envs/nope`, { token: jwt })).status).toBe(404);
   });
@@ -87,8 +109,26 @@ describe(`projects and environments (${dialectName})`, () => {
   it('diffs two environments by stored value', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);
-    await upsert(app, jwt, p.id, ['dev', 'prod'], [{ key: 'SAME', value: 's', type: 'plain' }, { key: 'DIFF', value: 'x', type: 'secret' }]);
-    await upsert(app, jwt, p.id, ['prod'], [{ key: 'DIFF', value: 'y', type: 'secret' }, { key: 'ONLY_B', value: '1', type: 'plain' }]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev', 'prod'],
+      [
+        { key: 'SAME', value: 's', type: 'plain' },
+        { key: 'DIFF', value: 'x', type: 'secret' },
+      ],
+    );
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['prod'],
+      [
+        { key: 'DIFF', value: 'y', type: 'secret' },
+        { key: 'ONLY_B', value: '1', type: 'plain' },
+      ],
+    );
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'ONLY_A', value: '1', type: 'plain' }]);
     const res = await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=prod`, { token: jwt });
     expect(res.status).toBe(200);
@@ -105,7 +145,9 @@ describe(`projects and environments (${dialectName})`, () => {
     expect(first.status).toBe(200);
     expect(first.body.logs).toHaveLength(4);
     expect(first.body.logs[0]).toMatchObject({ action: 'vars.bulk_upsert', targetEnv: 'dev', actorType: 'user' });
-    const second = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4&cursor=${first.body.nextCursor}`, { token: jwt });
+    const second = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4&cursor=${first.body.nextCursor}`, {
+      token: jwt,
+    });
     expect(second.body.logs.map((l: any) => l.action)).toEqual(['vars.bulk_upsert', 'project.create']);
     expect(second.body.nextCursor).toBeNull();
     const ids = [...first.body.logs, ...second.body.logs].map((l: any) => l.id);
@@ -127,13 +169,29 @@ describe(`projects and environments (${dialectName})`, () => {
     expect((await app.request('GET', `/v1/projects/${p.id}`, { token: jwt })).status).toBe(404);
     const db = app.db.db;
     for (const table of ['environments', 'project_members'] as const) {
-      const n = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', p.id).executeTakeFirstOrThrow();
+      const n = await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('project_id', '=', p.id)
+        .executeTakeFirstOrThrow();
       expect(Number(n.n), table).toBe(0);
     }
-    const audit = await db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', p.id).executeTakeFirstOrThrow();
+    const audit = await db
+      .selectFrom('audit_logs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', p.id)
+      .executeTakeFirstOrThrow();
     expect(Number(audit.n)).toBe(0);
-    const hist = await db.selectFrom('variable_history').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const orphan = await db.selectFrom('variable_history').leftJoin('environments', 'environments.id', 'variable_history.environment_id').where('environments.id', 'is', null).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const hist = await db
+      .selectFrom('variable_history')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const orphan = await db
+      .selectFrom('variable_history')
+      .leftJoin('environments', 'environments.id', 'variable_history.environment_id')
+      .where('environments.id', 'is', null)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(orphan.n)).toBe(0);
     expect(Number(hist.n)).toBeGreaterThanOrEqual(0);
     const ws = await app.request('GET', `/v1/projects`, { token: jwt });

@@ -17,13 +17,19 @@ describe(`pull and export (${dialectName})`, () => {
 
   it('pulls resolved dotenv with context variables, quoting multi-line values (rules 4-6, D28a, D30)', async () => {
     const { jwt, p, token, base } = await setup();
-    await upsert(app, jwt, p.id, ['dev'], [
-      { key: 'HOST', value: 'db', type: 'plain' },
-      { key: 'URL', value: 'pg://${HOST}', type: 'secret' },
-      { key: 'CERT', value: 'line1\nline2 "q" \\ end', type: 'secret' },
-      { key: 'SPACED', value: 'a b#c', type: 'plain' },
-      { key: 'EMPTY', value: '', type: 'plain' },
-    ]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'HOST', value: 'db', type: 'plain' },
+        { key: 'URL', value: 'pg://${HOST}', type: 'secret' },
+        { key: 'CERT', value: 'line1\nline2 "q" \\ end', type: 'secret' },
+        { key: 'SPACED', value: 'a b#c', type: 'plain' },
+        { key: 'EMPTY', value: '', type: 'plain' },
+      ],
+    );
     const res = await app.request('GET', `${base}/pull`, { token });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -74,11 +80,17 @@ describe(`pull and export (${dialectName})`, () => {
   it('rejects a JWT with 401 and fails a circular chain with the flat 422 body (rules 4, 8)', async () => {
     const { jwt, p, token, base } = await setup();
     expect((await app.request('GET', `${base}/pull`, { token: jwt })).status).toBe(401);
-    await upsert(app, jwt, p.id, ['dev'], [
-      { key: 'A', value: '${B}', type: 'plain' },
-      { key: 'B', value: '${A}', type: 'plain' },
-      { key: 'C', value: 'fine', type: 'plain' },
-    ]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'A', value: '${B}', type: 'plain' },
+        { key: 'B', value: '${A}', type: 'plain' },
+        { key: 'C', value: 'fine', type: 'plain' },
+      ],
+    );
     const res = await app.request('GET', `${base}/pull`, { token });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ error: 'CIRCULAR_REFERENCE', message: 'A: circular reference detected', key: 'A' });
@@ -86,7 +98,11 @@ describe(`pull and export (${dialectName})`, () => {
 
   it('fails a pull over the chain limit with REFERENCE_LIMIT (D25)', async () => {
     const { jwt, p, token, base } = await setup();
-    const items = Array.from({ length: 70 }, (_, i) => ({ key: `V${String(i).padStart(2, '0')}`, value: i === 69 ? 'x' : `\${V${String(i + 1).padStart(2, '0')}}`, type: 'plain' }));
+    const items = Array.from({ length: 70 }, (_, i) => ({
+      key: `V${String(i).padStart(2, '0')}`,
+      value: i === 69 ? 'x' : `\${V${String(i + 1).padStart(2, '0')}}`,
+      type: 'plain',
+    }));
     await upsert(app, jwt, p.id, ['dev'], items);
     const res = await app.request('GET', `${base}/pull`, { token });
     expect(res.status).toBe(422);
@@ -97,10 +113,18 @@ describe(`pull and export (${dialectName})`, () => {
     const { token, base, p, jwt } = await setup();
     await app.request('GET', `${base}/pull`, { token });
     const wsId = (await app.request('GET', '/v1/auth/session', { token: jwt })).body.user.workspaceId;
-    const before = await app.db.db.selectFrom('workspaces').select('operator_last_sync').where('id', '=', wsId).executeTakeFirstOrThrow();
+    const before = await app.db.db
+      .selectFrom('workspaces')
+      .select('operator_last_sync')
+      .where('id', '=', wsId)
+      .executeTakeFirstOrThrow();
     expect(before.operator_last_sync).toBeNull();
     await app.request('GET', `${base}/pull`, { token, headers: { 'x-svcenv-client': 'operator' } });
-    const after = await app.db.db.selectFrom('workspaces').select('operator_last_sync').where('id', '=', wsId).executeTakeFirstOrThrow();
+    const after = await app.db.db
+      .selectFrom('workspaces')
+      .select('operator_last_sync')
+      .where('id', '=', wsId)
+      .executeTakeFirstOrThrow();
     expect(after.operator_last_sync).not.toBeNull();
     expect(p.id).toBeTruthy();
   });
@@ -117,13 +141,19 @@ describe(`pull and export (${dialectName})`, () => {
 
   it('exports dotenv or k8s as a download, masked unless reveal (D28)', async () => {
     const { jwt, p, base } = await setup('exp');
-    await upsert(app, jwt, p.id, ['dev'], [
-      { key: 'PASS', value: 'topsecret', type: 'secret' },
-      { key: 'URL', value: 'x://${PASS}', type: 'plain' },
-      { key: 'HOST', value: 'h', type: 'plain' },
-      { key: 'L1', value: '${L2}', type: 'plain' },
-      { key: 'L2', value: '${L1}', type: 'plain' },
-    ]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'PASS', value: 'topsecret', type: 'secret' },
+        { key: 'URL', value: 'x://${PASS}', type: 'plain' },
+        { key: 'HOST', value: 'h', type: 'plain' },
+        { key: 'L1', value: '${L2}', type: 'plain' },
+        { key: 'L2', value: '${L1}', type: 'plain' },
+      ],
+    );
     const masked = await app.request('GET', `${base}/export?metadata=false`, { token: jwt });
     expect(masked.status).toBe(200);
     expect(masked.headers.get('content-type')).toBe('text/plain; charset=utf-8');

@@ -14,18 +14,43 @@ describe(`access tokens (${dialectName})`, () => {
   it('creates a token shown once, in the D33 format, storing only bcrypt(SHA-256)', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);
-    const res = await app.request('POST', '/v1/tokens', { token: jwt, body: { name: 'ci', envs: ['dev'], projectId: p.id, expiresIn: 30 } });
+    const res = await app.request('POST', '/v1/tokens', {
+      token: jwt,
+      body: { name: 'ci', envs: ['dev'], projectId: p.id, expiresIn: 30 },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(String), token: expect.any(String), name: 'ci', scope: 'read', envs: ['dev'], projectId: p.id, expiresAt: expect.any(String) });
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      token: expect.any(String),
+      name: 'ci',
+      scope: 'read',
+      envs: ['dev'],
+      projectId: p.id,
+      expiresAt: expect.any(String),
+    });
     expect(res.body.token).toMatch(/^tok_live_[0-9A-Za-z]{38}$/);
     expect(tokenChecksumValid(res.body.token)).toBe(true);
     expect(Date.parse(res.body.expiresAt) - clock.now().getTime()).toBeCloseTo(30 * 86400_000, -4);
-    const row = await app.db.db.selectFrom('access_tokens').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
+    const row = await app.db.db
+      .selectFrom('access_tokens')
+      .selectAll()
+      .where('id', '=', res.body.id)
+      .executeTakeFirstOrThrow();
     expect(row.token_hash).toMatch(/^\$2[aby]\$10\$/);
     expect(JSON.stringify(row)).not.toContain(res.body.token);
     const list = await app.request('GET', '/v1/tokens', { token: jwt });
     expect(list.body.tokens).toEqual([
-      { id: res.body.id, name: 'ci', tokenPrefix: res.body.token.slice(0, 16), scope: 'read', envs: ['dev'], projectId: p.id, lastUsedAt: null, expiresAt: res.body.expiresAt, createdAt: expect.any(String) },
+      {
+        id: res.body.id,
+        name: 'ci',
+        tokenPrefix: res.body.token.slice(0, 16),
+        scope: 'read',
+        envs: ['dev'],
+        projectId: p.id,
+        lastUsedAt: null,
+        expiresAt: res.body.expiresAt,
+        createdAt: expect.any(String),
+      },
     ]);
     expect(list.text).not.toContain(res.body.token);
   });
@@ -44,7 +69,9 @@ describe(`access tokens (${dialectName})`, () => {
       expect(res.body.error.field).toBe(field);
     }
     for (const expiresIn of [90, 365, null]) {
-      expect((await app.request('POST', '/v1/tokens', { token: jwt, body: { name: 'x', envs: ['*'], expiresIn } })).status).toBe(201);
+      expect(
+        (await app.request('POST', '/v1/tokens', { token: jwt, body: { name: 'x', envs: ['*'], expiresIn } })).status,
+      ).toBe(201);
     }
   });
 
@@ -57,18 +84,37 @@ describe(`access tokens (${dialectName})`, () => {
     const prod = await app.request('GET', `/v1/projects/${p.id}/envs/prod/pull`, { token: devOnly.token });
     expect(prod.status).toBe(403);
     expect(prod.body.error.code).toBe('FORBIDDEN');
-    expect((await app.request('GET', `/v1/projects/${other.id}/envs/dev/pull`, { token: devOnly.token })).status).toBe(403);
+    expect((await app.request('GET', `/v1/projects/${other.id}/envs/dev/pull`, { token: devOnly.token })).status).toBe(
+      403,
+    );
     const listed = await app.request('GET', '/v1/projects', { token: devOnly.token });
     expect(listed.body.projects.map((x: any) => x.id)).toEqual([p.id]);
-    const push = await app.request('POST', `/v1/projects/${p.id}/vars`, { token: devOnly.token, body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] } });
+    const push = await app.request('POST', `/v1/projects/${p.id}/vars`, {
+      token: devOnly.token,
+      body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] },
+    });
     expect(push.status).toBe(403);
     for (const scope of ['read', 'deploy']) {
       const t = await createToken(app, jwt, { scope });
       expect((await app.request('GET', `/v1/projects/${p.id}/envs/prod/pull`, { token: t.token })).status).toBe(200);
-      expect((await app.request('POST', `/v1/projects/${p.id}/vars`, { token: t.token, body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] } })).status).toBe(403);
+      expect(
+        (
+          await app.request('POST', `/v1/projects/${p.id}/vars`, {
+            token: t.token,
+            body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] },
+          })
+        ).status,
+      ).toBe(403);
     }
     const write = await createToken(app, jwt, { scope: 'write' });
-    expect((await app.request('POST', `/v1/projects/${p.id}/vars`, { token: write.token, body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] } })).status).toBe(200);
+    expect(
+      (
+        await app.request('POST', `/v1/projects/${p.id}/vars`, {
+          token: write.token,
+          body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('rotates: the old token fails at once, the new one has the same settings', async () => {
@@ -79,7 +125,13 @@ describe(`access tokens (${dialectName})`, () => {
     expect((await app.request('GET', url, { token: old.token })).status).toBe(200);
     const rot = await app.request('POST', `/v1/tokens/${old.id}/rotate`, { token: jwt });
     expect(rot.status).toBe(200);
-    expect(rot.body).toEqual({ id: expect.any(String), token: expect.stringMatching(/^tok_live_/), name: expect.any(String), scope: 'deploy', envs: ['dev'] });
+    expect(rot.body).toEqual({
+      id: expect.any(String),
+      token: expect.stringMatching(/^tok_live_/),
+      name: expect.any(String),
+      scope: 'deploy',
+      envs: ['dev'],
+    });
     expect((await app.request('GET', url, { token: old.token })).status).toBe(401);
     expect((await app.request('GET', url, { token: rot.body.token })).status).toBe(200);
     expect((await app.request('POST', `/v1/tokens/${old.id}/rotate`, { token: jwt })).status).toBe(404);

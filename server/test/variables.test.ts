@@ -17,15 +17,27 @@ describe(`variables (${dialectName})`, () => {
 
   it('bulk upserts across environments reporting created and updated', async () => {
     const { jwt, p, base } = await setup();
-    const first = await upsert(app, jwt, p.id, ['dev', 'staging'], [
-      { key: 'DB_URL', value: 'postgres://x', type: 'secret' },
-      { key: 'MODE', value: 'debug', type: 'plain' },
-    ]);
+    const first = await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev', 'staging'],
+      [
+        { key: 'DB_URL', value: 'postgres://x', type: 'secret' },
+        { key: 'MODE', value: 'debug', type: 'plain' },
+      ],
+    );
     expect(first).toEqual({ created: ['DB_URL', 'MODE'], updated: [] });
-    const second = await upsert(app, jwt, p.id, ['dev'], [
-      { key: 'MODE', value: 'info', type: 'plain' },
-      { key: 'NEW', value: 'n', type: 'plain' },
-    ]);
+    const second = await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'MODE', value: 'info', type: 'plain' },
+        { key: 'NEW', value: 'n', type: 'plain' },
+      ],
+    );
     expect(second).toEqual({ created: ['NEW'], updated: ['MODE'] });
     const list = await app.request('GET', `${base}/vars`, { token: jwt });
     expect(list.status).toBe(200);
@@ -34,7 +46,13 @@ describe(`variables (${dialectName})`, () => {
       ['MODE', 'info', 'plain'],
       ['NEW', 'n', 'plain'],
     ]);
-    expect(list.body.vars[0]).toEqual({ key: 'DB_URL', value: '***', type: 'secret', updatedAt: expect.any(String), expiresAt: null });
+    expect(list.body.vars[0]).toEqual({
+      key: 'DB_URL',
+      value: '***',
+      type: 'secret',
+      updatedAt: expect.any(String),
+      expiresAt: null,
+    });
     const revealed = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt });
     expect(revealed.body.vars[0].value).toBe('postgres://x');
     const staging = await app.request('GET', `/v1/projects/${p.id}/envs/staging/vars?reveal=true`, { token: jwt });
@@ -55,7 +73,16 @@ describe(`variables (${dialectName})`, () => {
       [{ envs: ['dev'], items: [{ key: 'A', value: 'x', type: 'plain', extra: 1 }] }, 'items.0.extra'],
       [{ envs: ['dev'], items: [] }, 'items'],
       [{ envs: [], items: [{ key: 'A', value: 'x' }] }, 'envs'],
-      [{ envs: ['dev'], items: [{ key: 'A', value: 'x' }, { key: 'A', value: 'y' }] }, 'items.1.key'],
+      [
+        {
+          envs: ['dev'],
+          items: [
+            { key: 'A', value: 'x' },
+            { key: 'A', value: 'y' },
+          ],
+        },
+        'items.1.key',
+      ],
       [{ envs: ['dev'], items: Array.from({ length: 5001 }, (_, i) => ({ key: `K${i}`, value: 'v' })) }, 'items'],
     ];
     for (const [body, field] of cases) {
@@ -63,13 +90,24 @@ describe(`variables (${dialectName})`, () => {
       expect(res.status, field).toBe(400);
       expect(res.body.error, field).toMatchObject({ code: 'VALIDATION', field });
     }
-    const notJson = await app.request('POST', `/v1/projects/${p.id}/vars`, { token: jwt, rawBody: '{"envs":', headers: { 'content-type': 'application/json' } });
+    const notJson = await app.request('POST', `/v1/projects/${p.id}/vars`, {
+      token: jwt,
+      rawBody: '{"envs":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(notJson.status).toBe(400);
     expect(notJson.body.error.code).toBe('VALIDATION');
-    const huge = await app.request('POST', `/v1/projects/${p.id}/vars`, { token: jwt, rawBody: `{"x":"${'a'.repeat(17 * 1024 * 1024)}"}`, headers: { 'content-type': 'application/json' } });
+    const huge = await app.request('POST', `/v1/projects/${p.id}/vars`, {
+      token: jwt,
+      rawBody: `{"x":"${'a'.repeat(17 * 1024 * 1024)}"}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe('PAYLOAD_TOO_LARGE');
-    const unknownEnv = await app.request('POST', `/v1/projects/${p.id}/vars`, { token: jwt, body: { envs: ['dev', 'nope'], items: [{ key: 'A', value: 'x' }] } });
+    const unknownEnv = await app.request('POST', `/v1/projects/${p.id}/vars`, {
+      token: jwt,
+      body: { envs: ['dev', 'nope'], items: [{ key: 'A', value: 'x' }] },
+    });
     expect(unknownEnv.status).toBe(404);
     expect((await app.request('GET', `${base}/vars`, { token: jwt })).body.vars).toEqual([]);
     expect((await app.request('GET', `${base}/vars/..%2Fetc/history`, { token: jwt })).status).toBe(400);
@@ -78,22 +116,53 @@ describe(`variables (${dialectName})`, () => {
   it('updates value, type and expiry with PUT; 404 for a key that does not exist (D28b)', async () => {
     const { jwt, p, base } = await setup();
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'API_KEY', value: 'abc123456', type: 'secret' }]);
-    const put = await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { value: 'newvalue', type: 'plain', expiresAt: '2030-01-01T00:00:00Z' } });
+    const put = await app.request('PUT', `${base}/vars/API_KEY`, {
+      token: jwt,
+      body: { value: 'newvalue', type: 'plain', expiresAt: '2030-01-01T00:00:00Z' },
+    });
     expect(put.status).toBe(200);
-    expect(put.body).toEqual({ key: 'API_KEY', value: 'newvalue', type: 'plain', updatedAt: expect.any(String), expiresAt: '2030-01-01T00:00:00.000Z' });
-    const cleared = await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { clearExpiry: true, type: 'secret' } });
+    expect(put.body).toEqual({
+      key: 'API_KEY',
+      value: 'newvalue',
+      type: 'plain',
+      updatedAt: expect.any(String),
+      expiresAt: '2030-01-01T00:00:00.000Z',
+    });
+    const cleared = await app.request('PUT', `${base}/vars/API_KEY`, {
+      token: jwt,
+      body: { clearExpiry: true, type: 'secret' },
+    });
     expect(cleared.body).toMatchObject({ value: '***', type: 'secret', expiresAt: null });
     expect((await app.request('PUT', `${base}/vars/MISSING`, { token: jwt, body: { value: 'x' } })).status).toBe(404);
-    expect((await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { expiresAt: 'tomorrow' } })).body.error.field).toBe('expiresAt');
-    expect((await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { expiresAt: '2030-01-01T00:00:00Z', clearExpiry: true } })).status).toBe(400);
+    expect(
+      (await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { expiresAt: 'tomorrow' } })).body.error
+        .field,
+    ).toBe('expiresAt');
+    expect(
+      (
+        await app.request('PUT', `${base}/vars/API_KEY`, {
+          token: jwt,
+          body: { expiresAt: '2030-01-01T00:00:00Z', clearExpiry: true },
+        })
+      ).status,
+    ).toBe(400);
   });
 
   it('deletes one key or many, keeping history restorable (D27)', async () => {
     const { jwt, p, base } = await setup();
-    await upsert(app, jwt, p.id, ['dev'], ['A', 'B', 'C', 'D'].map((key) => ({ key, value: `value-${key}`, type: 'secret' })));
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      ['A', 'B', 'C', 'D'].map((key) => ({ key, value: `value-${key}`, type: 'secret' })),
+    );
     expect((await app.request('DELETE', `${base}/vars/A`, { token: jwt })).status).toBe(204);
     expect((await app.request('DELETE', `${base}/vars/A`, { token: jwt })).status).toBe(404);
-    const bulk = await app.request('POST', `${base}/vars:bulkDelete`, { token: jwt, body: { keys: ['B', 'C', 'ZZZ'] } });
+    const bulk = await app.request('POST', `${base}/vars:bulkDelete`, {
+      token: jwt,
+      body: { keys: ['B', 'C', 'ZZZ'] },
+    });
     expect(bulk.status).toBe(200);
     expect(bulk.body).toEqual({ deleted: 2 });
     expect((await app.request('GET', `${base}/vars`, { token: jwt })).body.vars.map((v: any) => v.key)).toEqual(['D']);
@@ -102,7 +171,10 @@ describe(`variables (${dialectName})`, () => {
       ['deleted', 'value-A'],
       ['created', 'value-A'],
     ]);
-    const restored = await app.request('POST', `${base}/vars/A/restore`, { token: jwt, body: { versionId: hist.body.history[1].id } });
+    const restored = await app.request('POST', `${base}/vars/A/restore`, {
+      token: jwt,
+      body: { versionId: hist.body.history[1].id },
+    });
     expect(restored.status).toBe(200);
     expect(restored.body).toEqual({ key: 'A', value: '***', type: 'secret', updatedAt: expect.any(String) });
     const list = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt });
@@ -121,34 +193,55 @@ describe(`variables (${dialectName})`, () => {
       ['updated', 'secret', '***'],
       ['created', 'secret', '***'],
     ]);
-    expect(masked.body.history[0]).toEqual({ id: expect.any(Number), value: 'second-secret', type: 'plain', action: 'updated', changedBy: user.id, changedAt: expect.any(String) });
+    expect(masked.body.history[0]).toEqual({
+      id: expect.any(Number),
+      value: 'second-secret',
+      type: 'plain',
+      action: 'updated',
+      changedBy: user.id,
+      changedAt: expect.any(String),
+    });
     const oldest = masked.body.history[2].id;
     const r = await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: oldest } });
     expect(r.body).toMatchObject({ key: 'S', value: '***', type: 'secret' });
     const after = await app.request('GET', `${base}/vars/S/history?reveal=true`, { token: jwt });
     expect(after.body.history[0]).toMatchObject({ action: 'restored', value: 'first-secret' });
-    expect((await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: 999999 } })).status).toBe(404);
-    expect((await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: 'x' } })).status).toBe(400);
+    expect(
+      (await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: 999999 } })).status,
+    ).toBe(404);
+    expect((await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: 'x' } })).status).toBe(
+      400,
+    );
     expect((await app.request('GET', `${base}/vars/NEVER/history`, { token: jwt })).status).toBe(404);
   });
 
   it('resolves references: chains, fallbacks, missing, escapes and masking (spec, D25, D26)', async () => {
     const { jwt, p, base } = await setup();
-    await upsert(app, jwt, p.id, ['dev'], [
-      { key: 'HOST', value: 'db.local', type: 'plain' },
-      { key: 'PASS', value: 'hunter22', type: 'secret' },
-      { key: 'URL', value: 'pg://${HOST}:5432', type: 'plain' },
-      { key: 'DSN', value: '${URL}?p=${PASS}', type: 'plain' },
-      { key: 'FB', value: '${NOPE:-fallback-${HOST}}', type: 'plain' },
-      { key: 'EMPTY', value: '', type: 'plain' },
-      { key: 'FB_EMPTY', value: '${EMPTY:-dflt}', type: 'plain' },
-      { key: 'MISSING', value: 'x${NOPE}y', type: 'plain' },
-      { key: 'ESC', value: '$${HOST}', type: 'plain' },
-      { key: 'LOOP_A', value: '${LOOP_B}', type: 'plain' },
-      { key: 'LOOP_B', value: '${LOOP_A}', type: 'plain' },
-    ]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'HOST', value: 'db.local', type: 'plain' },
+        { key: 'PASS', value: 'hunter22', type: 'secret' },
+        { key: 'URL', value: 'pg://${HOST}:5432', type: 'plain' },
+        { key: 'DSN', value: '${URL}?p=${PASS}', type: 'plain' },
+        { key: 'FB', value: '${NOPE:-fallback-${HOST}}', type: 'plain' },
+        { key: 'EMPTY', value: '', type: 'plain' },
+        { key: 'FB_EMPTY', value: '${EMPTY:-dflt}', type: 'plain' },
+        { key: 'MISSING', value: 'x${NOPE}y', type: 'plain' },
+        { key: 'ESC', value: '$${HOST}', type: 'plain' },
+        { key: 'LOOP_A', value: '${LOOP_B}', type: 'plain' },
+        { key: 'LOOP_B', value: '${LOOP_A}', type: 'plain' },
+      ],
+    );
     const byKey = async (reveal: boolean) =>
-      Object.fromEntries((await app.request('GET', `${base}/vars${reveal ? '?reveal=true' : ''}`, { token: jwt })).body.vars.map((v: any) => [v.key, v]));
+      Object.fromEntries(
+        (await app.request('GET', `${base}/vars${reveal ? '?reveal=true' : ''}`, { token: jwt })).body.vars.map(
+          (v: any) => [v.key, v],
+        ),
+      );
     const masked = await byKey(false);
     expect(masked.URL).toMatchObject({ value: 'pg://${HOST}:5432', resolvedValue: 'pg://db.local:5432' });
     expect(masked.DSN.resolvedValue).toBe('***');
@@ -166,9 +259,15 @@ describe(`variables (${dialectName})`, () => {
 
   it('reports a chain longer than 64 links as an error (D25)', async () => {
     const { jwt, p, base } = await setup();
-    const items = Array.from({ length: 66 }, (_, i) => ({ key: `V${i}`, value: i === 65 ? 'end' : `\${V${i + 1}}`, type: 'plain' }));
+    const items = Array.from({ length: 66 }, (_, i) => ({
+      key: `V${i}`,
+      value: i === 65 ? 'end' : `\${V${i + 1}}`,
+      type: 'plain',
+    }));
     await upsert(app, jwt, p.id, ['dev'], items);
-    const vars = Object.fromEntries((await app.request('GET', `${base}/vars`, { token: jwt })).body.vars.map((v: any) => [v.key, v]));
+    const vars = Object.fromEntries(
+      (await app.request('GET', `${base}/vars`, { token: jwt })).body.vars.map((v: any) => [v.key, v]),
+    );
     expect(vars.V0.resolveError).toMatch(/chain longer than 64/);
     expect(vars.V1.resolvedValue).toBe('end');
     expect(vars.V64.resolvedValue).toBe('end');
@@ -194,7 +293,9 @@ describe(`variables (${dialectName})`, () => {
       expect(res.body.error.code).toBe('FORBIDDEN');
     }
     const write = await createToken(app, jwt, { scope: 'write', envs: ['dev'] });
-    expect((await app.request('GET', `${base}/vars?reveal=true`, { token: write.token })).body.vars[0].value).toBe('abcdefgh');
+    expect((await app.request('GET', `${base}/vars?reveal=true`, { token: write.token })).body.vars[0].value).toBe(
+      'abcdefgh',
+    );
     const prod = await app.request('GET', `/v1/projects/${p.id}/envs/prod/vars`, { token: write.token });
     expect(prod.status).toBe(403);
   });

@@ -21,7 +21,10 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     const params = first.params as { keys?: string[] };
     const path = first.instancePath.split('/').filter(Boolean);
     const context = (error as FastifyError).validationContext ?? 'body';
-    const unknownKey = first.keyword === 'unrecognized_keys' ? params.keys?.[0] : undefined;
+    // An unknown field is named only when it looks like a field name, so a pasted value is never echoed.
+    const rawUnknown = first.keyword === 'unrecognized_keys' ? params.keys?.[0] : undefined;
+    const unknownKey =
+      rawUnknown && /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/.test(rawUnknown) ? rawUnknown : rawUnknown && '(unknown)';
     const field = [...path, ...(unknownKey ? [unknownKey] : [])].join('.') || context;
     const message = unknownKey ? `unknown field "${unknownKey}"` : first.message;
     return reply.status(400).send(body('VALIDATION', `${field}: ${message}`, field));

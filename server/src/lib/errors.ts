@@ -30,5 +30,6 @@ export class ReferenceError422 extends Error {
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
 export const forbidden = (message = 'insufficient permission') => new AppError('FORBIDDEN', message);
-export const unauthorized = (message = 'missing, invalid or expired credential') => new AppError('UNAUTHORIZED', message);
+export const unauthorized = (message = 'missing, invalid or expired credential') =>
+  new AppError('UNAUTHORIZED', message);
 export const validation = (field: string, message: string) => new AppError('VALIDATION', message, field);

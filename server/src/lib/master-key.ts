@@ -14,7 +14,8 @@ export function loadMasterKey(opts: { masterKey?: string | undefined; dataDir: s
   source: 'env' | 'file';
 } {
   if (opts.masterKey) return { key: Buffer.from(opts.masterKey, 'base64'), generated: false, source: 'env' };
-  if (!opts.embedded) throw new Error('MASTER_KEY is required when DATABASE_URL is set (every instance needs the same key)');
+  if (!opts.embedded)
+    throw new Error('MASTER_KEY is required when DATABASE_URL is set (every instance needs the same key)');
   const file = join(opts.dataDir, MASTER_KEY_FILE);
   if (existsSync(file)) {
     const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');

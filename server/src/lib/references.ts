@@ -88,7 +88,7 @@ export interface SourceVar {
 }
 
 export type Resolution =
-  | { ok: true; value: string; usedSecret: boolean; /** links in the longest chain below */ height: number }
+  | { ok: true; value: string; usedSecret: boolean /** links in the longest chain below */; height: number }
   | { ok: false; code: 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT'; message: string };
 
 /**

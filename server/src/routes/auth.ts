@@ -9,8 +9,10 @@ export async function authRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['auth'];
 
-  app.post('/auth/signup', { schema: { tags, body: c.signupBody, response: { 201: c.authResponse } } }, async (req, reply) =>
-    reply.status(201).send(await signup(deps, req.body)),
+  app.post(
+    '/auth/signup',
+    { schema: { tags, body: c.signupBody, response: { 201: c.authResponse } } },
+    async (req, reply) => reply.status(201).send(await signup(deps, req.body)),
   );
 
   app.post('/auth/login', { schema: { tags, body: c.loginBody, response: { 200: c.loginResponse } } }, async (req) =>

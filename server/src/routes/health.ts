@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import type { Deps } from '../services/deps.js';
 
 /** D6: 200 {ok:true} when the database answers; no credential. */

@@ -10,9 +10,13 @@ export async function projectRoutes(fastify: FastifyInstance, { deps }: { deps: 
   const config = { auth: 'any' as const };
   const tags = ['projects'];
 
-  app.get('/projects', { config, schema: { tags, response: { 200: z.object({ projects: z.array(c.project) }) } } }, async (req) => ({
-    projects: await projects.listProjects(deps, req.principal),
-  }));
+  app.get(
+    '/projects',
+    { config, schema: { tags, response: { 200: z.object({ projects: z.array(c.project) }) } } },
+    async (req) => ({
+      projects: await projects.listProjects(deps, req.principal),
+    }),
+  );
 
   app.post(
     '/projects',
@@ -20,8 +24,10 @@ export async function projectRoutes(fastify: FastifyInstance, { deps }: { deps: 
     async (req, reply) => reply.status(201).send(await projects.createProject(deps, req.principal, req.body)),
   );
 
-  app.get('/projects/:id', { config, schema: { tags, params: c.projectParams, response: { 200: c.project } } }, async (req) =>
-    projects.getProject(deps, req.principal, req.params.id),
+  app.get(
+    '/projects/:id',
+    { config, schema: { tags, params: c.projectParams, response: { 200: c.project } } },
+    async (req) => projects.getProject(deps, req.principal, req.params.id),
   );
 
   app.patch(
@@ -37,14 +43,18 @@ export async function projectRoutes(fastify: FastifyInstance, { deps }: { deps: 
 
   app.get(
     '/projects/:id/envs',
-    { config, schema: { tags, params: c.projectParams, response: { 200: z.object({ envs: z.array(c.environment) }) } } },
+    {
+      config,
+      schema: { tags, params: c.projectParams, response: { 200: z.object({ envs: z.array(c.environment) }) } },
+    },
     async (req) => ({ envs: await projects.listEnvs(deps, req.principal, req.params.id) }),
   );
 
   app.post(
     '/projects/:id/envs',
     { config, schema: { tags, params: c.projectParams, body: c.createEnvBody, response: { 201: c.project } } },
-    async (req, reply) => reply.status(201).send(await projects.createEnv(deps, req.principal, req.params.id, req.body.name)),
+    async (req, reply) =>
+      reply.status(201).send(await projects.createEnv(deps, req.principal, req.params.id, req.body.name)),
   );
 
   app.patch(

@@ -23,7 +23,7 @@ export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       reply.header('etag', result.etag);
       // D29: a matching If-None-Match gets 304 with no body.
       const inm = req.headers['if-none-match'];
-      if (inm && inm.split(',').some((t) => t.trim() === result.etag)) return reply.status(304).send();
+      if (inm?.split(',').some((t) => t.trim() === result.etag)) return reply.status(304).send();
       return reply.type(result.contentType).send(result.body);
     },
   );

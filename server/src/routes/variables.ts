@@ -11,7 +11,10 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
 
   app.get(
     '/projects/:id/envs/:env/vars',
-    { config, schema: { tags, params: c.envParams, querystring: c.listVarsQuery, response: { 200: c.listVarsResponse } } },
+    {
+      config,
+      schema: { tags, params: c.envParams, querystring: c.listVarsQuery, response: { 200: c.listVarsResponse } },
+    },
     async (req) => ({
       vars: await vars.listVars(deps, req.principal, req.params.id, req.params.env, req.query.reveal ?? false),
     }),
@@ -19,7 +22,10 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
 
   app.post(
     '/projects/:id/vars',
-    { config, schema: { tags, params: c.projectParams, body: c.bulkUpsertBody, response: { 200: c.bulkUpsertResponse } } },
+    {
+      config,
+      schema: { tags, params: c.projectParams, body: c.bulkUpsertBody, response: { 200: c.bulkUpsertResponse } },
+    },
     async (req) => vars.bulkUpsert(deps, req.principal, req.params.id, req.body),
   );
 
@@ -29,10 +35,14 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
     async (req) => vars.updateVar(deps, req.principal, req.params.id, req.params.env, req.params.key, req.body),
   );
 
-  app.delete('/projects/:id/envs/:env/vars/:key', { config, schema: { tags, params: c.varParams } }, async (req, reply) => {
-    await vars.deleteVar(deps, req.principal, req.params.id, req.params.env, req.params.key);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/projects/:id/envs/:env/vars/:key',
+    { config, schema: { tags, params: c.varParams } },
+    async (req, reply) => {
+      await vars.deleteVar(deps, req.principal, req.params.id, req.params.env, req.params.key);
+      return reply.status(204).send();
+    },
+  );
 
   app.post(
     '/projects/:id/envs/:env/vars::bulkDelete',
@@ -42,9 +52,19 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
 
   app.get(
     '/projects/:id/envs/:env/vars/:key/history',
-    { config, schema: { tags, params: c.varParams, querystring: c.listVarsQuery, response: { 200: c.historyResponse } } },
+    {
+      config,
+      schema: { tags, params: c.varParams, querystring: c.listVarsQuery, response: { 200: c.historyResponse } },
+    },
     async (req) => ({
-      history: await vars.history(deps, req.principal, req.params.id, req.params.env, req.params.key, req.query.reveal ?? false),
+      history: await vars.history(
+        deps,
+        req.principal,
+        req.params.id,
+        req.params.env,
+        req.params.key,
+        req.query.reveal ?? false,
+      ),
     }),
   );
 

@@ -60,7 +60,15 @@ export async function signup(deps: Deps, input: { name: string; email: string; p
     if (exists) throw new AppError('CONFLICT', 'an account with this email already exists', 'email');
     await trx
       .insertInto('users')
-      .values({ id: userId, name: input.name, email, password_hash: passwordHash, email_verified_at: null, mfa_secret_sealed: null, created_at: now })
+      .values({
+        id: userId,
+        name: input.name,
+        email,
+        password_hash: passwordHash,
+        email_verified_at: null,
+        mfa_secret_sealed: null,
+        created_at: now,
+      })
       .execute();
     await trx
       .insertInto('workspaces')
@@ -116,7 +124,11 @@ export async function login(deps: Deps, input: { email: string; password: string
     }
     throw unauthorized('wrong email or password');
   }
-  const token = await signSessionJwt(deps.authn, { userId: user.id, workspaceId, sessionVersion: user.session_version });
+  const token = await signSessionJwt(deps.authn, {
+    userId: user.id,
+    workspaceId,
+    sessionVersion: user.session_version,
+  });
   await recordAudit(deps.db, auditRow(deps.clock, systemPrincipal(user.id, workspaceId), { action: 'auth.login' }));
   return { token, user: await sessionUser(deps.db, user.id, workspaceId) };
 }

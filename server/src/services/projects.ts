@@ -170,7 +170,10 @@ export async function createProject(
         .execute();
     }
     // D20: the creator becomes the project's Admin (an Owner bypasses roles, but keeps the record).
-    await trx.insertInto('project_members').values({ project_id: id, user_id: principal.userId, role: 'Admin' }).execute();
+    await trx
+      .insertInto('project_members')
+      .values({ project_id: id, user_id: principal.userId, role: 'Admin' })
+      .execute();
     await recordAudit(
       trx,
       auditRow(deps.clock, principal, { action: 'project.create', projectId: id, detail: { name: input.name } }),
@@ -212,7 +215,11 @@ export async function updateProject(
       .execute();
     await recordAudit(
       trx,
-      auditRow(deps.clock, principal, { action: 'project.update', projectId, detail: { fields: Object.keys(changes) } }),
+      auditRow(deps.clock, principal, {
+        action: 'project.update',
+        projectId,
+        detail: { fields: Object.keys(changes) },
+      }),
     );
     return presentProject(updated, await projectEnvs(trx, projectId));
   });

@@ -69,7 +69,13 @@ function render(format: Format, name: string, entries: [string, string][]): stri
   return format === 'k8s' ? renderK8s(name, entries) : renderDotenv(entries);
 }
 
-async function loadResolved(deps: Deps, principal: Principal, projectId: string, envName: string, need: 'read' | 'write') {
+async function loadResolved(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  envName: string,
+  need: 'read' | 'write',
+) {
   const access = await loadProjectAccess(deps.db, principal, projectId);
   const env = await findEnv(deps.db, projectId, envName);
   requireEnv(access, env, need);
@@ -104,7 +110,9 @@ export async function pull(
       if (!r.ok) throw new ReferenceError422(r.code, key, r.message);
       entries.push([key, r.value]);
     }
-    const all = input.metadata ? withContext(entries, { projectId: input.projectId, env: input.env, projectName }) : entries;
+    const all = input.metadata
+      ? withContext(entries, { projectId: input.projectId, env: input.env, projectName })
+      : entries;
     const body = render(input.format, k8sSecretName(projectName, input.env), all);
     // D29: a strong ETag, the hash of the body.
     out = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
@@ -142,7 +150,13 @@ export async function exportVars(
   input: { projectId: string; env: string; metadata: boolean; format: Format; reveal: boolean },
 ): Promise<{ body: string; contentType: string; filename: string }> {
   // Export with reveal needs write permission (D23); masked export needs read.
-  const { access, cached } = await loadResolved(deps, principal, input.projectId, input.env, input.reveal ? 'write' : 'read');
+  const { access, cached } = await loadResolved(
+    deps,
+    principal,
+    input.projectId,
+    input.env,
+    input.reveal ? 'write' : 'read',
+  );
   const entries: [string, string][] = [];
   for (const [key, v] of cached.vars) {
     const r = cached.resolved.get(key)!;
@@ -152,7 +166,9 @@ export async function exportVars(
     entries.push([key, secret && !input.reveal ? MASK : value]);
   }
   const projectName = access.project.name;
-  const all = input.metadata ? withContext(entries, { projectId: input.projectId, env: input.env, projectName }) : entries;
+  const all = input.metadata
+    ? withContext(entries, { projectId: input.projectId, env: input.env, projectName })
+    : entries;
   const name = k8sSecretName(projectName, input.env);
   await deps.auditBatcher.append(
     auditRow(deps.clock, principal, {

@@ -90,7 +90,15 @@ export async function createToken(
     );
   });
   const p = present(row);
-  return { id: p.id, token, name: p.name, scope: p.scope, envs: p.envs, projectId: p.projectId, expiresAt: p.expiresAt };
+  return {
+    id: p.id,
+    token,
+    name: p.name,
+    scope: p.scope,
+    envs: p.envs,
+    projectId: p.projectId,
+    expiresAt: p.expiresAt,
+  };
 }
 
 async function ownToken(deps: Deps, principal: Principal, id: string) {

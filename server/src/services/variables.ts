@@ -144,9 +144,9 @@ export async function bulkUpsert(
     const audits = [];
     for (const env of envs) {
       const existing = new Set(
-        (
-          await trx.selectFrom('variables').select('key').where('environment_id', '=', env.id).execute()
-        ).map((r) => r.key),
+        (await trx.selectFrom('variables').select('key').where('environment_id', '=', env.id).execute()).map(
+          (r) => r.key,
+        ),
       );
       const rows = input.items.map((item) => ({
         environment_id: env.id,
@@ -251,12 +251,7 @@ export async function updateVar(
           : row.expires_at,
       updated_at: now,
     };
-    await trx
-      .updateTable('variables')
-      .set(next)
-      .where('environment_id', '=', env.id)
-      .where('key', '=', key)
-      .execute();
+    await trx.updateTable('variables').set(next).where('environment_id', '=', env.id).where('key', '=', key).execute();
     await trx
       .insertInto('variable_history')
       .values({
@@ -274,7 +269,13 @@ export async function updateVar(
     const fields = Object.keys(input).filter((f) => input[f as keyof typeof input] !== undefined);
     await recordAudit(
       trx,
-      auditRow(deps.clock, principal, { action: 'var.update', projectId, targetEnv: envName, targetKey: key, detail: { fields } }),
+      auditRow(deps.clock, principal, {
+        action: 'var.update',
+        projectId,
+        targetEnv: envName,
+        targetKey: key,
+        detail: { fields },
+      }),
     );
     const value =
       next.type === 'secret'

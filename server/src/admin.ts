@@ -1,0 +1,63 @@
+import { loadConfig } from './config.js';
+import { migrate, openDb } from './db/index.js';
+import { loadMasterKey } from './lib/master-key.js';
+import { type AdminResult, rewrapKeys, setPlan } from './services/admin.js';
+
+/**
+ * Operator commands, run on the server host with the server's own environment (DATABASE_URL, MASTER_KEY,
+ * DATA_DIR). See the README, "Operating".
+ *
+ *   npm run admin -- rewrap-keys          re-wraps every project key under NEW_MASTER_KEY (base64, 32 bytes)
+ *   npm run admin -- set-plan <workspace id or slug> <free|team|enterprise>
+ */
+const usage = `usage:
+  npm run admin -- rewrap-keys                       (reads NEW_MASTER_KEY; then restart with MASTER_KEY=<new>)
+  npm run admin -- set-plan <workspace-id|slug> <free|team|enterprise>`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (command !== 'rewrap-keys' && command !== 'set-plan') {
+    process.stderr.write(`${usage}\n`);
+    return 1;
+  }
+  const config = loadConfig();
+  const master = loadMasterKey({
+    masterKey: config.MASTER_KEY,
+    dataDir: config.DATA_DIR,
+    embedded: !config.DATABASE_URL,
+  });
+  const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
+  try {
+    await migrate(db);
+    let result: AdminResult;
+    if (command === 'rewrap-keys') {
+      const next = process.env.NEW_MASTER_KEY ? Buffer.from(process.env.NEW_MASTER_KEY, 'base64') : null;
+      if (next?.length !== 32) {
+        process.stderr.write('NEW_MASTER_KEY must be base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)\n');
+        return 1;
+      }
+      result = await rewrapKeys(db, master.key, next, {
+        dataDir: config.DATA_DIR,
+        keyFromFile: master.source === 'file',
+      });
+    } else {
+      if (args.length !== 2) {
+        process.stderr.write(`${usage}\n`);
+        return 1;
+      }
+      result = await setPlan(db.db, args[0]!, args[1]!);
+    }
+    process.stdout.write(`${result.message}\n`);
+    return result.ok ? 0 : 1;
+  } finally {
+    await db.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`admin: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  },
+);

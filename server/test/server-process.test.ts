@@ -1,0 +1,132 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createProject, createToken, repoRoot, signupUser, startServer, upsert } from './harness.js';
+
+const pgEnv = (): Record<string, string> =>
+  process.env.TEST_DATABASE_URL
+    ? { DATABASE_URL: process.env.TEST_DATABASE_URL, MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }
+    : {};
+
+describe('the server process (main.ts)', () => {
+  it('starts with no set-up: creates DATA_DIR and a 0600 master key, warns once, never logs the key (D1)', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'svcenv-d1-')), 'nested', 'data');
+    const srv = await startServer({ dataDir });
+    try {
+      const health = await srv.request('GET', '/healthz');
+      expect(health.status).toBe(200);
+      expect(health.body).toEqual({ ok: true });
+      const keyFile = join(dataDir, 'master.key');
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      const key = readFileSync(keyFile, 'utf8').trim();
+      expect(Buffer.from(key, 'base64')).toHaveLength(32);
+      const warnings = srv
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('"level":40'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('MASTER_KEY');
+      expect(srv.logs()).not.toContain(key);
+    } finally {
+      await srv.stop();
+    }
+  });
+
+  it('keeps every acknowledged write across a SIGKILL and restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-kill-'));
+    const env = pgEnv();
+    const first = await startServer({ dataDir, env });
+    const { jwt } = await signupUser(first);
+    const p = await createProject(first, jwt);
+    const { token } = await createToken(first, jwt);
+    await upsert(
+      first,
+      jwt,
+      p.id,
+      ['dev'],
+      Array.from({ length: 50 }, (_, i) => ({ key: `K${i}`, value: `v${i}`, type: 'secret' })),
+    );
+    await first.stop('SIGKILL');
+    const second = await startServer({ dataDir, env });
+    try {
+      const res = await second.request('GET', `/v1/projects/${p.id}/envs/dev/pull?metadata=false`, { token });
+      expect(res.status).toBe(200);
+      expect(res.text.trim().split('\n')).toHaveLength(50);
+      expect(res.text).toContain('K49=v49');
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('stops gracefully on SIGTERM, exiting 0', async () => {
+    const srv = await startServer({ env: pgEnv() });
+    const { jwt } = await signupUser(srv);
+    const inFlight = createProject(srv, jwt);
+    const code = await srv.stop('SIGTERM');
+    await inFlight;
+    expect(code).toBe(0);
+    expect(srv.logs()).toContain('"msg":"stopped"');
+  });
+
+  it('refuses plain HTTP on a non-loopback address and lists every configuration problem (D4)', () => {
+    const res = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'server', 'src', 'main.ts')], {
+      env: {
+        PATH: process.env.PATH,
+        HOST: '0.0.0.0',
+        PORT: 'eighty',
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'svcenv-cfg-')),
+      },
+      encoding: 'utf8',
+    });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain('HOST');
+    expect(res.stderr).toContain('PORT');
+  });
+
+  it('serves HTTPS only, TLS 1.2 or newer, with HSTS, given a certificate (D4)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcenv-tls-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    const srv = await startServer({
+      env: { TLS_CERT_FILE: join(dir, 'cert.pem'), TLS_KEY_FILE: join(dir, 'key.pem') },
+    });
+    try {
+      expect(srv.url.startsWith('https://')).toBe(true);
+      const port = new URL(srv.url).port;
+      const curl = (args: string[]) =>
+        spawnSync('curl', ['-sk', '-o', '/dev/null', '-D', '-', ...args], { encoding: 'utf8' });
+      const ok = curl(['--tlsv1.2', `https://127.0.0.1:${port}/healthz`]);
+      expect(ok.stdout).toMatch(/^HTTP\/1\.1 200/);
+      expect(ok.stdout.toLowerCase()).toContain('strict-transport-security: max-age=31536000');
+      const old = curl(['--tlsv1.1', '--tls-max', '1.1', `https://127.0.0.1:${port}/healthz`]);
+      expect(old.stdout).toBe('');
+      const plain = spawnSync(
+        'curl',
+        ['-s', '-o', '/dev/null', '-w', '%{http_code}', `http://127.0.0.1:${port}/healthz`],
+        { encoding: 'utf8' },
+      );
+      expect(plain.stdout).not.toBe('200');
+    } finally {
+      await srv.stop();
+    }
+  });
+});
