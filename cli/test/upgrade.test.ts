@@ -4,6 +4,7 @@
  */
 import { copyFileSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cliReleaseManifest, errorBody } from '@svcenv/contract';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliReleaseRoutes } from '../../server/src/routes/cli-releases.js';
@@ -32,14 +33,14 @@ afterAll(async () => {
 
 describe('cliReleaseRoutes', () => {
   it('serves the manifest and binaries without a credential; 404 for a missing asset', async () => {
-    const manifest = await (await fetch(`${url}/v1/cli/latest`)).json();
+    const manifest = cliReleaseManifest.parse(await (await fetch(`${url}/v1/cli/latest`)).json());
     expect(manifest.version).toBe(newVersion);
     expect(manifest.assets).toHaveLength(1);
     const [os, arch] = hostTarget.split('-');
     expect(manifest.assets[0]).toMatchObject({ os, arch, url: `/v1/cli/download/${os}/${arch}` });
     const missing = await fetch(`${url}/v1/cli/download/darwin/arm64`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe('NOT_FOUND');
+    expect(errorBody.parse(await missing.json()).error.code).toBe('NOT_FOUND');
     expect((await fetch(`${url}/v1/cli/download/windows/x64`)).status).toBe(404);
   });
 });
@@ -76,7 +77,7 @@ describe('svcenv upgrade', () => {
     await bad.register(cliReleaseRoutes, { distDir: badDist, version: '99.0.0' });
     const badUrl = await bad.listen({ host: '127.0.0.1', port: 0 });
     try {
-      const manifest = await (await fetch(`${badUrl}/v1/cli/latest`)).json();
+      const manifest = cliReleaseManifest.parse(await (await fetch(`${badUrl}/v1/cli/latest`)).json());
       expect(manifest.version).toBe('99.0.0');
       // Same size and mtime are what the cache keys on, so it keeps the old hash: a corrupted download.
       const bytes = readFileSync(asset);
