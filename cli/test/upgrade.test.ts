@@ -81,7 +81,7 @@ describe('svcenv upgrade', () => {
       expect(manifest.version).toBe('99.0.0');
       // Same size and mtime are what the cache keys on, so it keeps the old hash: a corrupted download.
       const bytes = readFileSync(asset);
-      bytes[bytes.length - 1] ^= 0xff;
+      bytes[bytes.length - 1] = (bytes.at(-1) ?? 0) ^ 0xff;
       writeFileSync(asset, bytes);
       utimesSync(asset, 1_700_000_000, 1_700_000_000);
       const up = await runCli(['upgrade'], { binary: self, env: { HOME: dir, SVCENV_API_URL: badUrl } });
