@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DotenvParseError, parseDotenv } from '@svcenv/contract';
+import { DotenvParseError, parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { CliError } from './errors.js';
 
 /** Reads and parses a local dotenv file; errors name the file and line, never a value. */

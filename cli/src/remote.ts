@@ -1,5 +1,5 @@
 /** Reads of one environment's variables through the pull endpoint (access tokens only, spec rule 8). */
-import { parseDotenv } from '@svcenv/contract';
+import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { type Api, pathOf } from './api.js';
 import { CliError } from './errors.js';
 

@@ -1,5 +1,3 @@
-import { project } from '@svcenv/contract';
-import { z } from 'zod';
 import { Api, pathOf } from '../api.js';
 import type { Command } from '../command.js';
 import {
@@ -11,8 +9,6 @@ import {
   writeConfigFile,
 } from '../config.js';
 import { CliError } from '../errors.js';
-
-const projectList = z.object({ projects: z.array(project) });
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -53,6 +49,7 @@ export const loginCommand: Command = {
       (args.flags['api-url'] as string | undefined) || ctx.env.SVCENV_API_URL || existing.apiUrl || DEFAULT_API_URL,
     );
     // Proves the URL and the token before anything is written.
+    const { projectList } = await import('../schemas.js');
     const { projects } = await new Api(apiUrl, token).json(projectList, pathOf.projects());
     const config: ConfigFile = { ...existing, apiUrl, token };
     let note = '';

@@ -1,10 +1,6 @@
-import { project } from '@svcenv/contract';
-import { z } from 'zod';
 import { Api, pathOf } from '../api.js';
 import type { Command } from '../command.js';
 import { requireToken, resolveSettings } from '../config.js';
-
-const projectList = z.object({ projects: z.array(project) });
 
 export const projectsCommand: Command = {
   name: 'projects',
@@ -14,6 +10,7 @@ export const projectsCommand: Command = {
   async run(_args, ctx) {
     const settings = resolveSettings({}, ctx.env);
     const api = new Api(settings.apiUrl, requireToken(settings));
+    const { projectList } = await import('../schemas.js');
     const { projects } = await api.json(projectList, pathOf.projects());
     const rows = [['ID', 'NAME', 'ENVS'], ...projects.map((p) => [p.id, p.name, p.envs.join(',')])];
     const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length)));

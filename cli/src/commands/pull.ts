@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseDotenv } from '@svcenv/contract';
+import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { Api } from '../api.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';

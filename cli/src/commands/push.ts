@@ -1,4 +1,3 @@
-import { bulkUpsertResponse, listVarsResponse, MAX_BULK_ITEMS } from '@svcenv/contract';
 import { Api, pathOf } from '../api.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
@@ -33,6 +32,7 @@ export const pushCommand: Command = {
     const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
     const { project, env } = requireTarget(settings);
     const api = new Api(settings.apiUrl, requireToken(settings));
+    const { bulkUpsertResponse, listVarsResponse, MAX_BULK_ITEMS } = await import('../schemas.js');
     if (vars.size === 0) return { stdout: '0 created, 0 updated\n', stderr: note };
     // The masked listing (read permission) tells which keys are plain, so push never flips a type.
     const { vars: remote } = await api.json(listVarsResponse, pathOf.vars(project, env));

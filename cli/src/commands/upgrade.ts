@@ -12,7 +12,6 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { cliReleaseManifest } from '@svcenv/contract';
 import { Api, pathOf } from '../api.js';
 import type { Command } from '../command.js';
 import { resolveSettings } from '../config.js';
@@ -30,6 +29,7 @@ export const upgradeCommand: Command = {
   async run(args, ctx) {
     const settings = resolveSettings({}, ctx.env);
     const api = new Api(settings.apiUrl, undefined);
+    const { cliReleaseManifest } = await import('../schemas.js');
     const manifest = await api.json(cliReleaseManifest, pathOf.latest(), { auth: false });
     if (compareVersions(manifest.version, ctx.version) <= 0) {
       return { stdout: `svcenv ${ctx.version} is up to date\n` };
