@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The CLI end-to-end tests need the compiled executable (cli/README.md).
+    globalSetup: ['./cli/test/global-setup.ts'],
     reporters: ['default', './.ci/summary-reporter.ts'],
   },
 });

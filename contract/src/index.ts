@@ -1,7 +1,9 @@
 /** The wire contract shared by the server, the CLI and the dashboard. */
 export * from './auth.js';
+export * from './cli-releases.js';
 export * from './common.js';
 export * from './dotenv.js';
+export * from './dotenv-parse.js';
 export * from './errors.js';
 export * from './projects.js';
 export * from './tokens.js';

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -9,6 +11,7 @@ import { body, errorHandler } from './http/errors.js';
 import type { Clock } from './lib/clock.js';
 import { deriveKey, ProjectKeyring } from './lib/crypto.js';
 import { authRoutes } from './routes/auth.js';
+import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
 import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
@@ -28,6 +31,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
   }
+}
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The CLI version served by `/v1/cli/latest`: the one the binaries in dist/cli were built from. */
+function cliVersion(): string {
+  return (JSON.parse(readFileSync(join(repoRoot, 'cli', 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 export interface AppOptions {
@@ -157,6 +166,8 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(variableRoutes, { deps, prefix: '/v1' });
   await app.register(pullRoutes, { deps, prefix: '/v1' });
   await app.register(tokenRoutes, { deps, prefix: '/v1' });
+  // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
+  await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });
   if (config.BENCH_FLOOR_ROUTE) {
     const floor = 'x'.repeat(2047) + '\n';
     app.get('/bench/floor', { schema: { hide: true } }, async (_req, reply) =>

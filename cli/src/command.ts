@@ -1,0 +1,39 @@
+/**
+ * The shape of a command (engineering guide #12): a plain async function from parsed options to a
+ * result. Only `main` prints results and calls process.exit.
+ */
+import type { FlagSpecs, Parsed } from './args.js';
+import type { Env } from './config.js';
+
+export interface Context {
+  env: Env;
+  cwd: string;
+  version: string;
+  /** Streams for `run`, which forwards its child's output while it runs. */
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export interface CommandResult {
+  /** Printed to stdout as is. */
+  stdout?: string;
+  /** Notes for the user, printed to stderr (never data a script would parse). */
+  stderr?: string;
+  exitCode?: number;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  flags: FlagSpecs;
+  /** Extra help text after the flags. */
+  details?: string;
+  run(args: Parsed, ctx: Context): Promise<CommandResult>;
+}
+
+/** Flags shared by the commands that talk to one environment. */
+export const targetFlags = {
+  project: { type: 'string', description: 'project id (default: $SVCENV_PROJECT, then the config file)' },
+  env: { type: 'string', description: 'environment name (default: $SVCENV_ENV, then the config file)' },
+} as const satisfies FlagSpecs;

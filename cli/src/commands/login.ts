@@ -1,0 +1,63 @@
+import { Api, pathOf } from '../api.js';
+import type { Command } from '../command.js';
+import {
+  type ConfigFile,
+  checkApiUrl,
+  configPath,
+  DEFAULT_API_URL,
+  readConfigFile,
+  writeConfigFile,
+} from '../config.js';
+import { CliError } from '../errors.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+export const loginCommand: Command = {
+  name: 'login',
+  summary: 'Check an access token and write it to the config file',
+  usage: 'svcenv login --token <ACCESS_TOKEN|-> [--api-url <url>]',
+  flags: {
+    token: { type: 'string', description: 'access token (tok_live_...); "-" reads it from standard input' },
+    'api-url': {
+      type: 'string',
+      description: `API base URL (default: $SVCENV_API_URL, the config file, ${DEFAULT_API_URL})`,
+    },
+  },
+  details:
+    'Writes apiUrl and token to ~/.config/svcenv/config.json (mode 0600). When the token sees exactly one\n' +
+    'project, that project becomes the default. Prefer "--token -" so the token stays out of `ps` and shell history.',
+  async run(args, ctx) {
+    const path = configPath(ctx.env);
+    const existing: ConfigFile = readConfigFile(path);
+    let token = args.flags.token as string | undefined;
+    if (token === '-') token = await readStdin();
+    token ||= ctx.env.SVCENV_TOKEN || undefined;
+    if (!token)
+      throw new CliError('USAGE', 'no token given', 'pass --token <ACCESS_TOKEN> or --token - to read it from stdin');
+    if (token.startsWith('eyJ')) {
+      throw new CliError(
+        'USAGE',
+        'that is a dashboard session (JWT), not an access token',
+        'create an access token in the dashboard (Tokens)',
+      );
+    }
+    const apiUrl = checkApiUrl(
+      (args.flags['api-url'] as string | undefined) || ctx.env.SVCENV_API_URL || existing.apiUrl || DEFAULT_API_URL,
+    );
+    // Proves the URL and the token before anything is written.
+    const { projectList } = await import('../schemas.js');
+    const { projects } = await new Api(apiUrl, token).json(projectList, pathOf.projects());
+    const config: ConfigFile = { ...existing, apiUrl, token };
+    let note = '';
+    if (projects.length === 1 && projects[0]) {
+      config.project = projects[0].id;
+      note = `default project: ${projects[0].name} (${projects[0].id})\n`;
+    }
+    writeConfigFile(path, config);
+    return { stdout: `logged in to ${apiUrl}; wrote ${path} (mode 0600)\n${note}` };
+  },
+};

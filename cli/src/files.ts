@@ -1,0 +1,35 @@
+/** File writes that hold secrets. */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Writes `text` to `path` with mode 0600: a new file created 0600 beside it, then renamed over the
+ * target, so readers never see a half-written file and an existing file's looser mode is replaced.
+ */
+export function writeSecretFile(path: string, text: string): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    chmodSync(tmp, 0o600);
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * D40: appends every variable to the GitHub Actions env file in the multi-line-safe form
+ * `KEY<<DELIMITER\nvalue\nDELIMITER\n`, with a random delimiter that occurs in no value.
+ */
+export function appendGithubEnv(path: string, vars: ReadonlyMap<string, string>): void {
+  let out = '';
+  for (const [key, value] of vars) {
+    let delimiter: string;
+    do delimiter = `SVCENV_EOF_${randomBytes(16).toString('hex')}`;
+    while (value.includes(delimiter));
+    out += `${key}<<${delimiter}\n${value}\n${delimiter}\n`;
+  }
+  appendFileSync(path, out);
+}

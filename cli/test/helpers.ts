@@ -1,0 +1,63 @@
+/** Runs the compiled svcenv as a user would: its own HOME, working directory and environment. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { hostBinary } from './global-setup.js';
+
+export { hostBinary };
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function tempDir(prefix = 'svcenv-cli-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  /** Output so far. */
+  out(): { stdout: string; stderr: string };
+  done: Promise<CliRun>;
+}
+
+export function spawnCli(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; input?: string; binary?: string } = {},
+): Spawned {
+  const child = spawn(opts.binary ?? hostBinary, args, {
+    cwd: opts.cwd,
+    // A clean environment: nothing of the test runner's own SVCENV_* or GITHUB_* leaks in.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  child.stdin!.end(opts.input ?? '');
+  const done = new Promise<CliRun>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, out: () => ({ stdout, stderr }), done };
+}
+
+export function runCli(args: string[], opts: Parameters<typeof spawnCli>[1] = {}): Promise<CliRun> {
+  return spawnCli(args, opts).done;
+}
+
+export async function waitFor(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
