@@ -3,13 +3,16 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import type { DbHandle } from './db/index.js';
 import { body, errorHandler } from './http/errors.js';
+import { EMAIL_JOB, emailJob } from './jobs/email.js';
+import { JobQueue } from './jobs/queue.js';
 import type { Clock } from './lib/clock.js';
 import { deriveKey, ProjectKeyring } from './lib/crypto.js';
+import { logMailer, smtpMailer } from './lib/mail.js';
 import { authRoutes } from './routes/auth.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
@@ -51,8 +54,17 @@ export interface AppOptions {
 /** D24: 5,000 items of up to 64 KiB fit easily; anything larger is refused with 413 before parsing. */
 const BODY_LIMIT = 16 * 1024 * 1024;
 
-export function buildDeps(opts: AppOptions): Deps {
+export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
   const { db } = opts.db;
+  const jobs = new JobQueue({
+    db,
+    dialect: opts.db.dialect,
+    clock: opts.clock,
+    sealKey: deriveKey(opts.masterKey, 'job-payload'),
+    log,
+  });
+  const mailer = opts.config.SMTP_URL ? smtpMailer(opts.config.SMTP_URL, opts.config.MAIL_FROM) : logMailer(log);
+  jobs.register({ [EMAIL_JOB]: emailJob(mailer) });
   const lastTouch = new Map<string, number>();
   return {
     config: opts.config,
@@ -62,6 +74,7 @@ export function buildDeps(opts: AppOptions): Deps {
     keyring: new ProjectKeyring(opts.masterKey),
     auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows)),
     renderCache: new RenderCache(),
+    jobs,
     authn: {
       db,
       clock: opts.clock,
@@ -86,7 +99,6 @@ export function buildDeps(opts: AppOptions): Deps {
 
 export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance; deps: Deps }> {
   const { config } = opts;
-  const deps = buildDeps(opts);
   const https = config.TLS_CERT_FILE
     ? {
         cert: readFileSync(config.TLS_CERT_FILE),
@@ -114,6 +126,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   }) as unknown as FastifyInstance;
+  const deps = buildDeps(opts, app.log);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

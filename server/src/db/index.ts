@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
+import * as jobs from './migrations/2026-11-22T01-jobs.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -131,6 +132,7 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '2026-11-22T00-initial': { up: (db) => initial.up(db, dialect), down: initial.down },
+    '2026-11-22T01-jobs': { up: (db) => jobs.up(db, dialect), down: jobs.down },
   };
 }
 

@@ -16,6 +16,23 @@ export interface Database {
   env_permissions: EnvPermissionsTable;
   access_tokens: AccessTokensTable;
   audit_logs: AuditLogsTable;
+  jobs: JobsTable;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  /** JSON payload sealed with a key derived from the master key (it may hold a link with a token). */
+  payload_sealed: string;
+  status: 'pending' | 'running' | 'done' | 'dead';
+  attempts: Generated<number>;
+  max_attempts: number;
+  run_at: string;
+  /** While running: the lease; a job whose lease ran out (its instance died) is claimed again. */
+  locked_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface UsersTable {

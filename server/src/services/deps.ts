@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db, Dialect } from '../db/index.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProjectKeyring } from '../lib/crypto.js';
 import type { AuditBatcher } from './audit.js';
@@ -16,4 +17,6 @@ export interface Deps {
   auditBatcher: AuditBatcher;
   renderCache: RenderCache;
   authn: AuthnDeps;
+  /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
+  jobs: JobQueue;
 }
