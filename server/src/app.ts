@@ -9,10 +9,12 @@ import type { Config } from './config.js';
 import type { DbHandle } from './db/index.js';
 import { body, errorHandler } from './http/errors.js';
 import { EMAIL_JOB, emailJob } from './jobs/email.js';
+import { registerEventJobs } from './jobs/events.js';
 import { JobQueue } from './jobs/queue.js';
 import type { Clock } from './lib/clock.js';
 import { deriveKey, ProjectKeyring } from './lib/crypto.js';
 import { logMailer, smtpMailer } from './lib/mail.js';
+import type { Resolver } from './lib/net-guard.js';
 import { authRoutes } from './routes/auth.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
@@ -20,6 +22,7 @@ import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { AuditBatcher } from './services/audit.js';
 import { type AuthMode, authenticate, authnQueries, JwtCodec, VerifiedTokenCache } from './services/authn.js';
 import type { Deps } from './services/deps.js';
@@ -49,6 +52,8 @@ export interface AppOptions {
   masterKey: Buffer;
   /** Where the JSON log goes (default stdout); tests capture it to check that no value leaks. */
   logStream?: NodeJS.WritableStream;
+  /** DNS for webhook targets (D5); tests may replace it, production uses the system resolver. */
+  resolve?: Resolver;
 }
 
 /** D24: 5,000 items of up to 64 KiB fit easily; anything larger is refused with 413 before parsing. */
@@ -65,6 +70,14 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
   });
   const mailer = opts.config.SMTP_URL ? smtpMailer(opts.config.SMTP_URL, opts.config.MAIL_FROM) : logMailer(log);
   jobs.register({ [EMAIL_JOB]: emailJob(mailer) });
+  const webhooks = registerEventJobs({
+    db,
+    clock: opts.clock,
+    jobs,
+    config: opts.config,
+    masterKey: opts.masterKey,
+    resolve: opts.resolve,
+  });
   const lastTouch = new Map<string, number>();
   return {
     config: opts.config,
@@ -75,6 +88,7 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
     auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows)),
     renderCache: new RenderCache(),
     jobs,
+    webhooks,
     authn: {
       db,
       clock: opts.clock,
@@ -179,6 +193,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(variableRoutes, { deps, prefix: '/v1' });
   await app.register(pullRoutes, { deps, prefix: '/v1' });
   await app.register(tokenRoutes, { deps, prefix: '/v1' });
+  await app.register(webhookRoutes, { deps, prefix: '/v1' });
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
   await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });
   if (config.BENCH_FLOOR_ROUTE) {

@@ -17,6 +17,9 @@ export interface Database {
   access_tokens: AccessTokensTable;
   audit_logs: AuditLogsTable;
   jobs: JobsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  expiry_reminders: ExpiryRemindersTable;
 }
 
 export interface JobsTable {
@@ -154,4 +157,43 @@ export interface AuditLogsTable {
   /** JSON; never holds a variable value (D36). */
   detail: string | null;
   created_at: string;
+}
+
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** Shown to Owners only; never logged or audited (it may carry a credential in its path or query). */
+  url: string;
+  /** JSON array of event kinds. */
+  events: string;
+  active: number;
+  /** The `whsec_` signing secret, sealed with a key derived from the master key. */
+  secret_sealed: string;
+  /** HTTP status of the last attempt, 0 when no response came (D35); null before the first. */
+  last_status: number | null;
+  last_fired_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row per delivery attempt (D35: status, duration, time, attempt number, event). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: string;
+  /** X-Svcenv-Delivery: the same on every attempt of one delivery. */
+  delivery_id: string;
+  event: string;
+  attempt: number;
+  status: number;
+  duration_ms: number;
+  /** Our own short reason (`timeout`, `network error ECONNREFUSED`, ...), never a URL or a body. */
+  error: string | null;
+  created_at: string;
+}
+
+/** D37: when the last expiry reminder of a workspace was sent; claimed with one conditional upsert. */
+export interface ExpiryRemindersTable {
+  workspace_id: string;
+  sent_at: string;
 }

@@ -25,6 +25,19 @@ export interface JobKind<P> {
 
 export type JobKinds = Record<string, JobKind<any>>;
 
+/** Thrown by `perform` when trying again cannot help (e.g. a webhook answered 404): the job is dead at once. */
+export class FinalJobError extends Error {}
+
+/** Work done every `everyMs` by each runner (e.g. the expiry reminder scan); must be safe on several instances. */
+interface Periodic {
+  name: string;
+  everyMs: number;
+  run: () => Promise<void>;
+  /** Clock time of the next run; 0 = at the first runDue. */
+  nextAt: number;
+  running: boolean;
+}
+
 export interface EnqueueOptions {
   kind: string;
   payload: unknown;
@@ -40,6 +53,8 @@ export class JobQueue {
   private running: Promise<void> | null = null;
   private stopped = true;
   private kicked = false;
+  private followUp = false;
+  private periodic: Periodic[] = [];
 
   constructor(
     private readonly opts: {
@@ -55,6 +70,14 @@ export class JobQueue {
 
   register(kinds: JobKinds): void {
     this.kinds = { ...this.kinds, ...kinds };
+  }
+
+  /**
+   * Runs `run` every `everyMs` (injected clock) from `runDue`, first at the first run. Each instance runs
+   * its own schedule, so the task itself must act once per period across instances (guide convention 10).
+   */
+  every(name: string, everyMs: number, run: () => Promise<void>): void {
+    this.periodic.push({ name, everyMs, run, nextAt: 0, running: false });
   }
 
   /** Writes a job in the caller's transaction; call `kick()` after the commit to run it promptly. */
@@ -86,6 +109,8 @@ export class JobQueue {
   /** Runs due jobs soon (after a commit that enqueued some), without waiting for the next poll. */
   kick(): void {
     if (this.stopped) return;
+    // A kick may come from inside the enqueuing transaction, before its commit: look once more shortly after.
+    this.followUp = true;
     if (this.running) this.kicked = true;
     else this.schedule(0);
   }
@@ -108,8 +133,10 @@ export class JobQueue {
         .finally(() => {
           this.running = null;
           const again = this.kicked;
+          const followUp = this.followUp;
           this.kicked = false;
-          this.schedule(again ? 0 : (this.opts.pollMs ?? 500));
+          this.followUp = false;
+          this.schedule(again ? 0 : followUp ? 25 : (this.opts.pollMs ?? 500));
         });
     }, ms);
     this.timer.unref();
@@ -117,12 +144,29 @@ export class JobQueue {
 
   /** Claims and performs due jobs until none is left; returns how many ran. Tests call it directly. */
   async runDue(): Promise<number> {
+    await this.runPeriodic();
     let total = 0;
     for (;;) {
       const jobs = await this.claim();
       if (jobs.length === 0) return total;
       total += jobs.length;
       await Promise.all(jobs.map((j) => this.perform(j)));
+    }
+  }
+
+  private async runPeriodic(): Promise<void> {
+    const now = this.opts.clock.now().getTime();
+    for (const p of this.periodic) {
+      if (p.running || now < p.nextAt) continue;
+      p.running = true;
+      p.nextAt = now + p.everyMs;
+      try {
+        await p.run();
+      } catch (e) {
+        this.opts.log.error({ err: e, task: p.name }, 'periodic task failed');
+      } finally {
+        p.running = false;
+      }
     }
   }
 
@@ -158,6 +202,7 @@ export class JobQueue {
     const { db, clock } = this.opts;
     const kind = this.kinds[job.kind];
     let error: string;
+    let final = false;
     let payload: unknown;
     try {
       if (!kind) throw new Error(`no handler for job kind ${job.kind}`);
@@ -172,8 +217,9 @@ export class JobQueue {
     } catch (e) {
       // Job errors are our own messages (status codes, timeouts), never payload contents.
       error = e instanceof Error ? e.message.slice(0, 500) : 'failed';
+      final = e instanceof FinalJobError;
     }
-    const dead = !kind || job.attempts >= job.max_attempts;
+    const dead = !kind || final || job.attempts >= job.max_attempts;
     const now = clock.now();
     await db
       .updateTable('jobs')

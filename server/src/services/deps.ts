@@ -6,6 +6,7 @@ import type { ProjectKeyring } from '../lib/crypto.js';
 import type { AuditBatcher } from './audit.js';
 import type { AuthnDeps } from './authn.js';
 import type { RenderCache } from './pull.js';
+import type { WebhookDeps } from './webhooks.js';
 
 /** Everything services may use, wired once in app.ts. Services take the narrowest slice they need. */
 export interface Deps {
@@ -19,4 +20,6 @@ export interface Deps {
   authn: AuthnDeps;
   /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
   jobs: JobQueue;
+  /** Webhook secrets key, subscription cache and target checks (issue 5, services/webhooks.ts). */
+  webhooks: WebhookDeps;
 }

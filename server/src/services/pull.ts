@@ -5,6 +5,7 @@ import type { Resolution } from '../lib/references.js';
 import { auditRow } from './audit.js';
 import { loadProjectAccess, requireEnv } from './authz.js';
 import type { Deps } from './deps.js';
+import { emitEvent } from './events.js';
 import type { Principal } from './principal.js';
 import { findEnv } from './projects.js';
 import { decryptEnvValues, MASK, type PlainVar, resolveEnv } from './variables.js';
@@ -128,6 +129,7 @@ export async function pull(
     }),
   );
   if (input.operator) await recordOperatorSync(deps, principal.workspaceId);
+  await emitEvent(deps, deps.db, principal, 'vars.pull', input.projectId, input.env, { keys: cached.vars.keys() });
   return { ...out, contentType: input.format === 'k8s' ? 'application/yaml' : 'text/plain; charset=utf-8' };
 }
 

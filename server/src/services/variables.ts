@@ -5,6 +5,7 @@ import { containsReference, type Resolution, resolveAll } from '../lib/reference
 import { auditRow, recordAudit } from './audit.js';
 import { type EnvRow, envPermission, loadProjectAccess, type ProjectAccess, requireEnv } from './authz.js';
 import type { Deps } from './deps.js';
+import { emitEvent, keyChange } from './events.js';
 import type { Principal } from './principal.js';
 import { type EnvFull, findEnv } from './projects.js';
 
@@ -194,6 +195,10 @@ export async function bulkUpsert(
           detail: { created: envCreated, updated: envUpdated },
         }),
       );
+      await emitEvent(deps, trx, principal, 'vars.bulk_upsert', projectId, env.name, {
+        created: envCreated,
+        updated: envUpdated,
+      });
     }
     await recordAudit(trx, audits);
   });
@@ -277,6 +282,7 @@ export async function updateVar(
         detail: { fields },
       }),
     );
+    await emitEvent(deps, trx, principal, 'var.update', projectId, envName, { updated: [key] });
     const value =
       next.type === 'secret'
         ? MASK
@@ -336,6 +342,7 @@ export async function deleteVar(deps: Deps, principal: Principal, projectId: str
       trx,
       auditRow(deps.clock, principal, { action: 'var.delete', projectId, targetEnv: envName, targetKey: key }),
     );
+    await emitEvent(deps, trx, principal, 'var.delete', projectId, envName, { keys: [key] });
   });
 }
 
@@ -356,6 +363,7 @@ export async function bulkDelete(deps: Deps, principal: Principal, projectId: st
         detail: { keys: deleted },
       }),
     );
+    await emitEvent(deps, trx, principal, 'vars.bulk_delete', projectId, envName, { keys: deleted });
     return { deleted: deleted.length };
   });
 }
@@ -422,6 +430,7 @@ export async function restore(
       .where('key', '=', key)
       .executeTakeFirst();
     if (!entry) throw notFound(`history entry ${versionId} of "${key}"`);
+    await emitEvent(deps, trx, principal, 'var.restore', projectId, envName, { changes: keyChange(trx, env.id, key) });
     // The sealed value is bound to (project, environment, key), which restore keeps: copy it as it is.
     const values = {
       type: entry.type,

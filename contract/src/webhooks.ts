@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { timestamp, uuid } from './common.js';
+
+/** Spec "Events": the event kinds a webhook can subscribe to. */
+export const WEBHOOK_EVENTS = [
+  'var.update',
+  'var.delete',
+  'var.restore',
+  'vars.bulk_upsert',
+  'vars.bulk_delete',
+  'vars.pull',
+] as const;
+export const webhookEvent = z.enum(WEBHOOK_EVENTS);
+export type WebhookEvent = z.infer<typeof webhookEvent>;
+/** Sent only by `POST /v1/workspace/webhooks/:id/test` (D35); not subscribable. */
+export const PING_EVENT = 'ping';
+
+const webhookName = z.string().trim().min(1).max(100);
+/** Shape only; the scheme and the target address are checked by the server (D5, D35). */
+const webhookUrl = z.string().trim().min(1).max(2048);
+const webhookEvents = z
+  .array(webhookEvent)
+  .min(1)
+  .max(WEBHOOK_EVENTS.length * 2);
+
+export const createWebhookBody = z.strictObject({
+  name: webhookName,
+  url: webhookUrl,
+  events: webhookEvents,
+  /** D34: true unless the request says otherwise. */
+  active: z.boolean().optional(),
+});
+export const updateWebhookBody = z.strictObject({
+  name: webhookName.optional(),
+  url: webhookUrl.optional(),
+  events: webhookEvents.optional(),
+  active: z.boolean().optional(),
+});
+export const webhookParams = z.strictObject({ id: uuid });
+
+/** Spec "Webhook" without the secret, which is shown once, on create. */
+export const webhook = z.object({
+  id: uuid,
+  name: z.string(),
+  url: z.string(),
+  events: z.array(webhookEvent),
+  active: z.boolean(),
+  lastFiredAt: timestamp.nullable(),
+  /** HTTP status of the last delivery attempt; 0 when no response came (D35); null before the first. */
+  lastStatus: z.number().int().nullable(),
+  createdAt: timestamp,
+});
+export const listWebhooksResponse = z.object({ webhooks: z.array(webhook) });
+export const createWebhookResponse = z.object({
+  id: uuid,
+  name: z.string(),
+  url: z.string(),
+  events: z.array(webhookEvent),
+  active: z.boolean(),
+  /** `whsec_...`: the signing secret, returned only here. */
+  secret: z.string(),
+});
+
+/** D35: one delivery attempt. `id` is the X-Svcenv-Delivery id, the same on every attempt. */
+export const webhookDelivery = z.object({
+  id: uuid,
+  event: z.string(),
+  attempt: z.number().int(),
+  /** HTTP status, or 0 when no response came (timeout, network error, refused target). */
+  status: z.number().int(),
+  durationMs: z.number().int(),
+  /** Why an attempt failed without a status (e.g. `timeout`); null otherwise. */
+  error: z.string().nullable(),
+  createdAt: timestamp,
+});
+export const listDeliveriesResponse = z.object({ deliveries: z.array(webhookDelivery) });
+export const testWebhookResponse = z.object({ deliveryId: uuid, event: z.literal(PING_EVENT) });
+
+/**
+ * The signed JSON body of every delivery (D34): all eight fields, arrays possibly empty. For `ping`,
+ * projectId and env are null.
+ */
+export const webhookPayload = z.object({
+  event: z.string(),
+  projectId: uuid.nullable(),
+  env: z.string().nullable(),
+  actor: z.string(),
+  keys: z.array(z.string()),
+  created: z.array(z.string()),
+  updated: z.array(z.string()),
+  timestamp,
+});
+
+export type Webhook = z.infer<typeof webhook>;
+export type WebhookDelivery = z.infer<typeof webhookDelivery>;
+export type WebhookPayload = z.infer<typeof webhookPayload>;

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import type { Webhook, WebhookDelivery, WebhookEvent } from '@svcenv/contract';
+import type { Selectable } from 'kysely';
+import type { WebhooksTable } from '../db/schema.js';
+import { type DeliveryPayload, WEBHOOK_JOB } from '../jobs/webhook.js';
+import { notFound, validation } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { type Resolver, resolveTarget, TargetRefused, urlHost } from '../lib/net-guard.js';
+import { newWebhookSecret, sealWebhookSecret } from '../lib/webhook-signing.js';
+import { auditRow, recordAudit } from './audit.js';
+import { requireOwner, requireUser } from './authz.js';
+import type { Deps } from './deps.js';
+import type { WebhookSubscriptions } from './events.js';
+import type { Principal } from './principal.js';
+
+/** What the webhook services and the delivery job need, wired in app.ts. */
+export interface WebhookDeps {
+  subscriptions: WebhookSubscriptions;
+  /** Seals the `whsec_` secrets; derived from the master key. */
+  secretKey: Buffer;
+  /** D5: WEBHOOK_ALLOW_PRIVATE. */
+  allowPrivate: boolean;
+  resolve: Resolver;
+}
+
+/** Attempts listed by the deliveries endpoint (newest first). */
+const DELIVERIES_SHOWN = 100;
+
+function present(row: Selectable<WebhooksTable>): Webhook {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    events: JSON.parse(row.events) as WebhookEvent[],
+    active: row.active === 1,
+    lastFiredAt: row.last_fired_at,
+    lastStatus: row.last_status,
+    createdAt: row.created_at,
+  };
+}
+
+/** D10 + spec "Owner-only operations": webhooks are managed by Owners, with a dashboard session. */
+function requireWebhookAdmin(principal: Principal): void {
+  requireUser(principal);
+  requireOwner(principal);
+}
+
+/**
+ * D35: https:// only unless WEBHOOK_ALLOW_PRIVATE=true; D5: the host must resolve to public addresses
+ * only. A user name or password in the URL is refused: it would be stored and shown like any other part.
+ */
+async function checkUrl(deps: Pick<Deps, 'webhooks'>, raw: string): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw validation('url', 'url must be an absolute https:// URL');
+  }
+  const { allowPrivate, resolve } = deps.webhooks;
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
+    throw validation('url', 'url must use https:// (http:// only with WEBHOOK_ALLOW_PRIVATE=true)');
+  }
+  if (url.username || url.password) throw validation('url', 'url must not contain a user name or password');
+  if (!url.hostname) throw validation('url', 'url must name a host');
+  try {
+    await resolveTarget(urlHost(url), allowPrivate, resolve);
+  } catch (e) {
+    if (e instanceof TargetRefused) {
+      throw validation('url', 'url must not target a loopback, private, link-local or reserved address (D5)');
+    }
+    throw validation('url', 'the host of url could not be resolved');
+  }
+  return url.toString();
+}
+
+/** Audit detail: never the secret, and of the URL only its host (a path or query may hold a credential). */
+const auditDetail = (row: { id: string; name: string; url: string; events: string; active: number }) => ({
+  webhookId: row.id,
+  name: row.name,
+  host: new URL(row.url).host,
+  events: JSON.parse(row.events) as string[],
+  active: row.active === 1,
+});
+
+async function ownWebhook(deps: Deps, principal: Principal, id: string) {
+  requireWebhookAdmin(principal);
+  const row = await deps.db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('id', '=', id)
+    .where('workspace_id', '=', principal.workspaceId)
+    .executeTakeFirst();
+  if (!row) throw notFound('webhook');
+  return row;
+}
+
+export async function listWebhooks(deps: Deps, principal: Principal): Promise<Webhook[]> {
+  requireWebhookAdmin(principal);
+  const rows = await deps.db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('workspace_id', '=', principal.workspaceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(present);
+}
+
+export async function createWebhook(
+  deps: Deps,
+  principal: Principal,
+  input: { name: string; url: string; events: WebhookEvent[]; active?: boolean | undefined },
+) {
+  requireWebhookAdmin(principal);
+  const url = await checkUrl(deps, input.url);
+  const id = newId();
+  const secret = newWebhookSecret();
+  const now = deps.clock.now().toISOString();
+  const row = {
+    id,
+    workspace_id: principal.workspaceId,
+    name: input.name,
+    url,
+    events: JSON.stringify([...new Set(input.events)]),
+    // D34: active unless the request says otherwise.
+    active: input.active === false ? 0 : 1,
+    secret_sealed: sealWebhookSecret(deps.webhooks.secretKey, id, secret),
+    last_status: null,
+    last_fired_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.insertInto('webhooks').values(row).execute();
+    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'webhook.create', detail: auditDetail(row) }));
+  });
+  deps.webhooks.subscriptions.invalidate(principal.workspaceId);
+  const p = present(row);
+  return { id, name: p.name, url: p.url, events: p.events, active: p.active, secret };
+}
+
+export async function updateWebhook(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: {
+    name?: string | undefined;
+    url?: string | undefined;
+    events?: WebhookEvent[] | undefined;
+    active?: boolean | undefined;
+  },
+): Promise<Webhook> {
+  const old = await ownWebhook(deps, principal, id);
+  const set: Partial<Selectable<WebhooksTable>> = {};
+  if (input.name !== undefined) set.name = input.name;
+  if (input.url !== undefined) set.url = await checkUrl(deps, input.url);
+  if (input.events !== undefined) set.events = JSON.stringify([...new Set(input.events)]);
+  if (input.active !== undefined) set.active = input.active ? 1 : 0;
+  const fields = Object.keys(input).filter((f) => input[f as keyof typeof input] !== undefined);
+  if (fields.length === 0) return present(old);
+  const next = { ...old, ...set, updated_at: deps.clock.now().toISOString() };
+  await deps.db.transaction().execute(async (trx) => {
+    const res = await trx
+      .updateTable('webhooks')
+      .set({ ...set, updated_at: next.updated_at })
+      .where('id', '=', id)
+      .where('workspace_id', '=', principal.workspaceId)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) throw notFound('webhook');
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, { action: 'webhook.update', detail: { ...auditDetail(next), fields } }),
+    );
+  });
+  deps.webhooks.subscriptions.invalidate(principal.workspaceId);
+  return present(next);
+}
+
+export async function deleteWebhook(deps: Deps, principal: Principal, id: string): Promise<void> {
+  const row = await ownWebhook(deps, principal, id);
+  await deps.db.transaction().execute(async (trx) => {
+    // Its attempts go with it (cascade); queued deliveries find no webhook and end quietly.
+    await trx.deleteFrom('webhooks').where('id', '=', id).execute();
+    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'webhook.delete', detail: auditDetail(row) }));
+  });
+  deps.webhooks.subscriptions.invalidate(principal.workspaceId);
+}
+
+/** D35: recent attempts, newest first. */
+export async function listDeliveries(deps: Deps, principal: Principal, id: string): Promise<WebhookDelivery[]> {
+  await ownWebhook(deps, principal, id);
+  const rows = await deps.db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('webhook_id', '=', id)
+    .orderBy('id', 'desc')
+    .limit(DELIVERIES_SHOWN)
+    .execute();
+  return rows.map((r) => ({
+    id: r.delivery_id,
+    event: r.event,
+    attempt: r.attempt,
+    status: r.status,
+    durationMs: r.duration_ms,
+    error: r.error,
+    createdAt: r.created_at,
+  }));
+}
+
+/**
+ * D35: sends a `ping` through the same durable, signed, retried path as every event, also to an
+ * inactive webhook (the Owner asked for it explicitly). Answers at once with the delivery id; the
+ * outcome appears in the deliveries list.
+ */
+export async function testWebhook(deps: Deps, principal: Principal, id: string) {
+  await ownWebhook(deps, principal, id);
+  const deliveryId = randomUUID();
+  const payload: DeliveryPayload = {
+    webhookId: id,
+    deliveryId,
+    event: 'ping',
+    projectId: null,
+    env: null,
+    actor: principal.actorName,
+    keys: [],
+    created: [],
+    updated: [],
+  };
+  await deps.jobs.enqueue(deps.db, { kind: WEBHOOK_JOB, payload });
+  deps.jobs.kick();
+  return { deliveryId, event: 'ping' as const };
+}
