@@ -12,6 +12,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type DbHandle, migrate, openDb } from '../src/db/index.js';
 import type { Clock } from '../src/lib/clock.js';
+import type { Resolver } from '../src/lib/net-guard.js';
 import type { Deps } from '../src/services/deps.js';
 
 /**
@@ -60,7 +61,7 @@ export function client(url: string): Client {
 }
 
 /** A fresh PostgreSQL schema, reached through the connection's search_path. */
-async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
@@ -88,7 +89,17 @@ export interface TestApp extends Client {
 }
 
 /** The app in this process: an injectable clock, direct database access, captured logs. */
-export async function startApp(opts: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string } = {}) {
+export async function startApp(
+  opts: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    databaseUrl?: string;
+    /** Several instances on one database share the master key. */
+    masterKey?: Buffer;
+    /** DNS for webhook targets (D5). */
+    resolve?: Resolver;
+  } = {},
+) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-test-'));
   const pgSchema = opts.databaseUrl === undefined && TEST_DATABASE_URL ? await freshPgSchema() : null;
   const databaseUrl = opts.databaseUrl ?? pgSchema?.url;
@@ -113,8 +124,9 @@ export async function startApp(opts: { env?: Record<string, string>; clock?: Clo
     config,
     db,
     clock: opts.clock ?? { now: () => new Date() },
-    masterKey: randomBytes(32),
+    masterKey: opts.masterKey ?? randomBytes(32),
     logStream,
+    ...(opts.resolve ? { resolve: opts.resolve } : {}),
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   deps.jobs.start();

@@ -7,7 +7,10 @@ import { BlockList, isIP } from 'node:net';
  * and the delivery then connects to exactly the address that was checked (jobs/webhook.ts), so a name
  * that re-resolves to a private address between check and connect (DNS rebinding) cannot slip through.
  */
-const blocked = new BlockList();
+// Two lists: node's BlockList maps IPv4 into ::ffff:0:0/96, so one list would let that IPv6 rule match
+// every IPv4 address.
+const blocked4 = new BlockList();
+const blocked6 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8], // private
@@ -25,7 +28,7 @@ for (const [net, prefix] of [
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
+  blocked4.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
   ['::', 128], // unspecified
@@ -42,14 +45,14 @@ for (const [net, prefix] of [
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
+  blocked6.addSubnet(net, prefix, 'ipv6');
 }
 
 /** True for a public unicast address; false for loopback, private, link-local, reserved and the like. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
-  return !blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? !blocked4.check(address, 'ipv4') : !blocked6.check(address, 'ipv6');
 }
 
 export interface ResolvedAddress {
