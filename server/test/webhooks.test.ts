@@ -1,8 +1,22 @@
+import { spawn } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
 import { systemResolver } from '../src/lib/net-guard.js';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  freePort,
+  repoRoot,
+  signupUser,
+  startApp,
+  type TestApp,
+  upsert,
+} from './harness.js';
 import { type Received, type Receiver, signatureValid, startReceiver } from './receiver.js';
 
 const PAYLOAD_FIELDS = ['actor', 'created', 'env', 'event', 'keys', 'projectId', 'timestamp', 'updated'];
@@ -651,6 +665,61 @@ describe(`webhook SSRF guard with private targets refused (${dialectName}, D5)`,
       expect(jobs.map((j) => j.status)).toEqual(['dead', 'dead']);
     } finally {
       await new Promise<void>((r) => trap.close(() => r()));
+    }
+  });
+});
+
+describe(`the receiver example of docs/webhooks.md (${dialectName})`, () => {
+  it('accepts a real delivery, refuses a forged or stale one, and acknowledges a duplicate', async () => {
+    const app = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    const port = await freePort();
+    const { jwt } = await signupUser(app);
+    const hook = await createHook(app, jwt, { url: `http://127.0.0.1:${port}/`, events: ['var.update'] });
+    const child = spawn(process.execPath, [join(repoRoot, 'docs', 'examples', 'webhook-receiver.mjs')], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port), SVCENV_WEBHOOK_SECRET: hook.secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+    });
+    const lines = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+    const waitLine = async (pred: (l: any) => boolean) => {
+      for (let i = 0; i < 200 && !lines().some(pred); i++) await new Promise((r) => setTimeout(r, 25));
+      return lines().find(pred);
+    };
+    try {
+      expect(await waitLine((l) => l.listening)).toEqual({ listening: port });
+      const ping = await app.request('POST', `/v1/workspace/webhooks/${hook.id}/test`, { token: jwt });
+      expect(await waitLine((l) => l.accepted === ping.body.deliveryId)).toMatchObject({ event: 'ping' });
+
+      const post = (body: string, signature: string, id = ping.body.deliveryId) =>
+        fetch(`http://127.0.0.1:${port}/`, {
+          method: 'POST',
+          body,
+          headers: { 'x-svcenv-signature': signature, 'x-svcenv-delivery': id },
+        });
+      const sign = (body: string) => `sha256=${createHmac('sha256', hook.secret).update(body).digest('hex')}`;
+      const fresh = JSON.stringify({ event: 'ping', timestamp: new Date().toISOString(), keys: [] });
+      expect((await post(fresh, sign(`${fresh} `), randomUUID())).status).toBe(401);
+      expect((await post(fresh, 'sha256=00', randomUUID())).status).toBe(401);
+      const old = JSON.stringify({ event: 'ping', timestamp: new Date(Date.now() - 6 * 60_000).toISOString() });
+      expect((await post(old, sign(old), randomUUID())).status).toBe(400);
+      expect((await post(fresh, sign(fresh))).status).toBe(200);
+      expect((await post(fresh, sign(fresh), randomUUID())).status).toBe(204);
+      // The page shows this very file.
+      const page = readFileSync(join(repoRoot, 'docs', 'webhooks.md'), 'utf8');
+      const block = /```js\n([\s\S]*?)```/.exec(page)![1]!;
+      expect(readFileSync(join(repoRoot, 'docs', 'examples', 'webhook-receiver.mjs'), 'utf8').endsWith(block)).toBe(
+        true,
+      );
+    } finally {
+      child.kill();
+      await app.stop();
     }
   });
 });
