@@ -9,3 +9,4 @@ export * from './projects.js';
 export * from './tokens.js';
 export * from './variables.js';
 export * from './webhooks.js';
+export * from './workspace.js';
