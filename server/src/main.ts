@@ -38,7 +38,11 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     // Stop accepting, let in-flight requests finish, flush audit rows, then close the database.
+    // In-flight requests finish first. A keep-alive connection that goes idle only after close() began
+    // would otherwise hold the server open until its keep-alive timeout (72 s), so close those as they idle.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 50);
     await app.close();
+    clearInterval(idle);
     await deps.jobs.stop();
     await deps.auditBatcher.drain();
     await db.close();
