@@ -131,7 +131,12 @@ describe('scrubber against the reference', () => {
         expect(scrubLatin1(secrets, three)).toBe(expected);
       }
     }
-    expect(scrubLatin1(secrets, [...text].map((x) => Buffer.from([x])))).toBe(expected);
+    expect(
+      scrubLatin1(
+        secrets,
+        [...text].map((x) => Buffer.from([x])),
+      ),
+    ).toBe(expected);
   });
 
   it('merges a value that overlaps one already final, wherever the writes are cut', () => {
@@ -230,7 +235,7 @@ describe('scrubber against the reference', () => {
     }
   });
 
-  it('does not keep references to a caller\'s chunk that it may reuse', () => {
+  it("does not keep references to a caller's chunk that it may reuse", () => {
     const s = new ScrubAutomaton(['secret-value']).stream();
     const chunk = Buffer.from('abc secret-va');
     const first = s.write(chunk).toString();
