@@ -173,7 +173,7 @@ export async function execScrubbed(
   argv: string[],
   env: Record<string, string>,
   automaton: ScrubAutomaton,
-  ctx: Pick<Context, 'stdout' | 'stderr'>,
+  ctx: Pick<Context, 'stdout' | 'stderr' | 'stdoutFd' | 'stderrFd'>,
 ): Promise<number> {
   const child = bunRuntime ? startBun(bunRuntime, argv, env) : await startNode(argv, env);
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
@@ -182,8 +182,8 @@ export async function execScrubbed(
   try {
     const [status] = await Promise.all([
       child.status,
-      pipeScrubbed(child.stdout, automaton.stream(), ctx.stdout),
-      pipeScrubbed(child.stderr, automaton.stream(), ctx.stderr),
+      pipeScrubbed(child.stdout, automaton.stream(), new Sink(() => ctx.stdout, ctx.stdoutFd)),
+      pipeScrubbed(child.stderr, automaton.stream(), new Sink(() => ctx.stderr, ctx.stderrFd)),
     ]);
     return status;
   } finally {
@@ -192,24 +192,36 @@ export async function execScrubbed(
 }
 
 /**
- * Where scrubbed output goes. When the destination is one of our own file descriptors (stdout and
- * stderr of the svcenv process), output is written with plain blocking write(2) calls: no copy, no
- * queue, and the child is held back simply because we stop reading while a write blocks. If the
- * descriptor turns out to be non-blocking (EAGAIN), the rest goes through the stream, with its
- * backpressure. Other destinations (tests pass their own streams) always use the stream.
+ * Where scrubbed output goes. When the destination has a file descriptor (svcenv's own stdout and
+ * stderr), output is written with plain blocking write(2) calls: no copy, no queue, and the child is
+ * held back simply because we stop reading while a write blocks. If the descriptor turns out to be
+ * non-blocking (EAGAIN), the rest goes through the stream, with its backpressure. Destinations
+ * without one (tests pass their own streams) always use the stream.
  * A closed destination (`| head`) must not kill us before the child's exit status is known: output is
  * then dropped.
  */
 class Sink {
-  private fd: number | undefined;
   private broken = false;
+  private stream: NodeJS.WritableStream | undefined;
 
-  constructor(private readonly to: NodeJS.WritableStream) {
-    const fd = (to as { fd?: unknown }).fd;
-    this.fd = typeof fd === 'number' ? fd : undefined;
-    to.on('error', () => {
+  constructor(
+    private readonly open: () => NodeJS.WritableStream,
+    private fd: number | undefined,
+  ) {
+    if (fd === undefined) this.stream = this.attach();
+  }
+
+  private attach(): NodeJS.WritableStream {
+    const stream = this.open();
+    stream.on('error', () => {
       this.broken = true;
     });
+    return stream;
+  }
+
+  private get to(): NodeJS.WritableStream {
+    this.stream ??= this.attach();
+    return this.stream;
   }
 
   /** Writes `parts` in order; false when the stream asks the caller to wait for 'drain'. */
@@ -249,12 +261,7 @@ class Sink {
 }
 
 /** Copies a child stream through a scrubber, with backpressure; resolves once all is written. */
-async function pipeScrubbed(
-  from: AsyncIterable<Uint8Array>,
-  scrub: ScrubStream,
-  to: NodeJS.WritableStream,
-): Promise<void> {
-  const sink = new Sink(to);
+async function pipeScrubbed(from: AsyncIterable<Uint8Array>, scrub: ScrubStream, sink: Sink): Promise<void> {
   const parts: Uint8Array[] = [];
   for await (const chunk of from) {
     parts.length = 0;
