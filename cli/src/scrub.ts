@@ -20,14 +20,17 @@
  * of a write that the prefilter cannot judge (its last L-1) always go through the automaton, so the
  * state at the end of every write is exact.
  *
- * Output is the same as running the automaton over every byte: the same matches are found, and each
- * match sees the same automaton depth before its last byte (the automaton was started early enough).
+ * The matches found are exactly those of running the automaton over every byte, and the state at the
+ * end of every write is exact, which is all the output depends on.
+ *
+ * Output: every byte of every occurrence is hidden, and each group of overlapping occurrences (sharing
+ * a byte; merely adjacent ones stay apart) is written as one `***` where it starts. That is a function
+ * of the whole output, so it is the same however the child's writes are split.
  *
  * Streaming rule: after each write, only the bytes that could still be the start of a match (the
- * automaton's current depth) are held back; everything before them is final and is emitted at once.
- * A match already passed by that boundary is written as `***` in full, so the output does not depend
- * on how the child's writes were split. Overlapping values inside the held window merge into one
- * `***`; a value overlapping one that was already final is masked from where that one ended.
+ * automaton's current depth) are held back; everything before them is final and is emitted at once
+ * (no later occurrence can start before them). A group that reaches past that point has had its `***`
+ * written and may still grow.
  */
 
 /** Spec run rule 7: values shorter than 6 characters are never scrubbed. */
