@@ -202,6 +202,9 @@ export class ScrubStream {
   /** Where the last automaton run stopped (chunk offset) and its state: results of run(). */
   private stopAt = 0;
   private stopState = 0;
+  /** Results of scan(), reused from write to write. */
+  private candidates = new Int32Array(0);
+  private tailStart = 0;
 
   constructor(private readonly automaton: ScrubAutomaton) {}
 
@@ -233,8 +236,7 @@ export class ScrubStream {
       return;
     }
     const tables = this.automaton.tables;
-    const { depth, shift, start2 } = tables;
-    const L = tables.window;
+    const depth = tables.depth;
     const maxLength = tables.maxLength;
     // A plain Uint8Array view keeps the loops monomorphic (a Buffer is a subclass).
     const bytes = chunk instanceof Buffer ? new Uint8Array(chunk.buffer, chunk.byteOffset, n) : chunk;
@@ -248,27 +250,31 @@ export class ScrubStream {
       doneState = this.stopState;
     }
     let windowStart = doneAt - depth[doneState]!;
-    let pos = windowStart + L - 1;
-    while (doneAt < n) {
-      // Skip to the next window that could start a value (pos: the window's last byte).
-      while (pos < n) {
-        const sh = shift[blockHash(bytes[pos - 2]!, bytes[pos - 1]!, bytes[pos]!)]!;
-        if (sh !== 0) pos += sh;
-        else if (start2[(bytes[pos - L + 1]! << 8) | bytes[pos - L + 2]!] === 0) pos++;
-        else break;
+    if (doneAt < n) {
+      // Every window start from windowStart on that could begin a value, in order; then the rest of
+      // the chunk from the first window the prefilter could not judge (cut by the end of the chunk).
+      const count = this.scan(tables, bytes, windowStart);
+      const candidates = this.candidates;
+      const tailStart = this.tailStart;
+      for (let k = 0; k < count && doneAt < n; k++) {
+        const candidate = candidates[k]!;
+        // A candidate before the longest partial match still alive has died already.
+        if (candidate < windowStart) continue;
+        // The exact state at the candidate: the automaton's depth never exceeds maxLength, so
+        // starting from the root maxLength bytes earlier reaches it (or continue where it stopped).
+        const from = Math.max(doneAt, candidate - maxLength);
+        this.run(tables, bytes, from, from === doneAt ? doneState : 0, candidate);
+        doneAt = this.stopAt;
+        doneState = this.stopState;
+        windowStart = doneAt - depth[doneState]!;
       }
-      // Past the end: the windows from here on are cut by the end of the chunk, so the automaton
-      // reads them all (it must end the chunk in its exact state anyway).
-      const last = pos >= n;
-      const candidate = Math.min(pos - L + 1, n);
-      // The exact state at the candidate: the automaton's depth never exceeds maxLength, so starting
-      // from the root maxLength bytes earlier reaches it (or continue where it last stopped).
-      const from = Math.max(doneAt, candidate - maxLength);
-      this.run(tables, bytes, from, from === doneAt ? doneState : 0, last ? n : candidate);
-      doneAt = this.stopAt;
-      doneState = this.stopState;
-      windowStart = doneAt - depth[doneState]!;
-      pos = windowStart + L - 1;
+      if (doneAt < n) {
+        // The automaton must end the chunk in its exact state anyway.
+        const from = Math.max(doneAt, tailStart - maxLength);
+        this.run(tables, bytes, from, from === doneAt ? doneState : 0, n);
+        doneAt = this.stopAt;
+        doneState = this.stopState;
+      }
     }
     this.state = doneState;
     this.base += n;
@@ -279,6 +285,65 @@ export class ScrubStream {
   finish(parts: Uint8Array[]): void {
     this.state = 0;
     this.emit(EMPTY, this.base, parts);
+  }
+
+  /**
+   * The prefilter: writes to this.candidates, in order, the window starts from `from` on that could
+   * begin a value (every start of an actual value among them), and to this.tailStart the first window
+   * start it could not judge because the window reaches past the chunk. Returns the count. Two halves
+   * of the chunk are scanned in one loop: each step waits on its table lookup, and two independent
+   * chains of lookups run almost twice as fast as one.
+   */
+  private scan(tables: Tables, bytes: Uint8Array, from: number): number {
+    const { shift, start2 } = tables;
+    const L = tables.window;
+    const n = bytes.length;
+    if (this.candidates.length < n) this.candidates = new Int32Array(n);
+    const out = this.candidates;
+    // Lane a: window starts [from, mid); lane b: [mid, ...). pos is a window's last byte.
+    const mid = from + ((n - from) >> 1);
+    const twoLanes = mid + L - 1 < n;
+    const aEnd = twoLanes ? mid + L - 1 : n;
+    let a = from + L - 1;
+    let b = twoLanes ? mid + L - 1 : n;
+    let ka = 0;
+    // Lane b's candidates go to the upper part of the array (at most one per window start).
+    const bBase = mid - from;
+    let kb = bBase;
+    while (a < aEnd && b < n) {
+      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!)]!;
+      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!)]!;
+      if (sa !== 0) a += sa;
+      else {
+        if (start2[(bytes[a - L + 1]! << 8) | bytes[a - L + 2]!] !== 0) out[ka++] = a - L + 1;
+        a++;
+      }
+      if (sb !== 0) b += sb;
+      else {
+        if (start2[(bytes[b - L + 1]! << 8) | bytes[b - L + 2]!] !== 0) out[kb++] = b - L + 1;
+        b++;
+      }
+    }
+    while (a < aEnd) {
+      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!)]!;
+      if (sa !== 0) a += sa;
+      else {
+        if (start2[(bytes[a - L + 1]! << 8) | bytes[a - L + 2]!] !== 0) out[ka++] = a - L + 1;
+        a++;
+      }
+    }
+    while (b < n) {
+      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!)]!;
+      if (sb !== 0) b += sb;
+      else {
+        if (start2[(bytes[b - L + 1]! << 8) | bytes[b - L + 2]!] !== 0) out[kb++] = b - L + 1;
+        b++;
+      }
+    }
+    // With one lane, a ran to the end of the chunk; with two, a stopped at mid and b ran to the end.
+    this.tailStart = Math.min((twoLanes ? b : a) - L + 1, n);
+    if (kb > bBase) out.copyWithin(ka, bBase, kb);
+    return ka + (kb - bBase);
   }
 
   /**
