@@ -47,11 +47,15 @@ export const runCommand: Command = {
     for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined) childEnv[k] = v;
     // The access token is ours, not the command's, unless the environment itself defines it.
     delete childEnv.SVCENV_TOKEN;
-    for (const [k, v] of exposed) childEnv[k] = v;
     // Context values (project id, env and project name) are not secret; masking "production" in every
-    // log line would only hide useful output (ADR 0001-cli).
-    const scrubbed = [...exposed].filter(([k]) => !CONTEXT_KEYS.has(k)).map(([, v]) => v);
-    const automaton = new ScrubAutomaton([...scrubbed, token]);
+    // log line would only hide useful output (ADR 0001-cli). Plain loops: this code runs once per
+    // start, before any JIT, over up to thousands of variables.
+    const scrubbed: string[] = [token];
+    for (const [k, v] of exposed) {
+      childEnv[k] = v;
+      if (!CONTEXT_KEYS.has(k)) scrubbed.push(v);
+    }
+    const automaton = new ScrubAutomaton(scrubbed);
     return { exitCode: await execScrubbed(argv, childEnv, automaton, ctx) };
   },
 };
@@ -74,7 +78,11 @@ export function parseScope(flags: Record<string, string | boolean | undefined>):
 }
 
 export function selectScope(vars: ReadonlyMap<string, string>, scope: Scope): Map<string, string> {
-  if (scope.kind === 'all') return new Map([...vars].filter(([k]) => !scope.except.has(k)));
+  if (scope.kind === 'all') {
+    const selected = new Map<string, string>();
+    for (const [k, v] of vars) if (!scope.except.has(k)) selected.set(k, v);
+    return selected;
+  }
   const missing = scope.keys.filter((k) => !vars.has(k));
   if (missing.length) throw new CliError('NOT_FOUND', `--only names keys that do not exist: ${missing.join(', ')}`);
   return new Map(scope.keys.map((k) => [k, vars.get(k)!]));
