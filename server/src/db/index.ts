@@ -15,6 +15,7 @@ import {
 import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
 import * as jobs from './migrations/2026-11-22T01-jobs.js';
+import * as accountSecurity from './migrations/2026-11-22T02-account-security.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -133,6 +134,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '2026-11-22T00-initial': { up: (db) => initial.up(db, dialect), down: initial.down },
     '2026-11-22T01-jobs': { up: (db) => jobs.up(db, dialect), down: jobs.down },
+    '2026-11-22T02-account-security': { up: (db) => accountSecurity.up(db, dialect), down: accountSecurity.down },
   };
 }
 
