@@ -11,6 +11,7 @@ import {
   PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
+  sql,
 } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
@@ -140,7 +141,18 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 
 export async function migrate(handle: DbHandle): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(handle.dialect) };
-  const { error, results } = await new Migrator({ db: handle.db, provider }).migrateToLatest();
+  // PostgreSQL: Kysely looks for its bookkeeping tables in every schema unless told which one, so a
+  // kysely_migration table in `public` would be taken for this search_path's own (test schemas, shared
+  // databases). The connection's current schema is where the migrations create everything else.
+  const migrationTableSchema =
+    handle.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]?.schema
+      : undefined;
+  const { error, results } = await new Migrator({
+    db: handle.db,
+    provider,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${(error as Error).message}`);
