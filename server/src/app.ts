@@ -142,6 +142,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   }) as unknown as FastifyInstance;
   const deps = buildDeps(opts, app.log);
   app.addHook('onClose', () => deps.limiter.close());
+  await deps.limiter.ready();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -105,11 +105,26 @@ export class RedisLimitStore implements LimitStore {
     url: string,
     private readonly prefix: string,
   ) {
-    // A command fails after one reconnect attempt instead of queueing for ever, so a Redis outage costs a
-    // request a few milliseconds and the limiter falls back to memory (see RateLimiter).
-    const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: false });
+    // While disconnected a command fails at once instead of waiting for a reconnect, so a Redis outage costs
+    // a login nothing and the limiter counts in memory meanwhile (see RateLimiter); ioredis keeps
+    // reconnecting in the background.
+    const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000 });
     redis.defineCommand('svcenvTake', { numberOfKeys: 1, lua: TAKE_LUA });
     this.redis = redis as RedisWithTake;
+  }
+
+  /** Resolves once connected, or after `timeoutMs` (then the limiter counts in memory until Redis is back). */
+  ready(timeoutMs: number): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.once('ready', done);
+    });
   }
 
   onError(listener: (e: Error) => void): void {
@@ -145,6 +160,11 @@ export class RateLimiter {
     private readonly log: { warn(obj: object, msg: string): void },
   ) {
     shared?.onError((e) => this.warn(e));
+  }
+
+  /** Start-up: gives a configured Redis a moment to connect, so the first requests are already shared. */
+  async ready(timeoutMs = 3_000): Promise<void> {
+    await this.shared?.ready(timeoutMs);
   }
 
   /** Records a hit if under the limit; `allowed: false` when the limit is already reached. */
