@@ -9,3 +9,4 @@ export * from './errors.js';
 export * from './projects.js';
 export * from './tokens.js';
 export * from './variables.js';
+export * from './workspace.js';

@@ -18,10 +18,12 @@ import { authRoutes } from './routes/auth.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
+import { projectMemberRoutes } from './routes/project-members.js';
 import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
+import { workspaceRoutes } from './routes/workspace.js';
 import { AuditBatcher } from './services/audit.js';
 import { type AuthMode, authenticate, authnQueries, JwtCodec, VerifiedTokenCache } from './services/authn.js';
 import type { Deps } from './services/deps.js';
@@ -196,6 +198,8 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(variableRoutes, { deps, prefix: '/v1' });
   await app.register(pullRoutes, { deps, prefix: '/v1' });
   await app.register(tokenRoutes, { deps, prefix: '/v1' });
+  await app.register(workspaceRoutes, { deps, prefix: '/v1' });
+  await app.register(projectMemberRoutes, { deps, prefix: '/v1' });
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
   await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });
   if (config.BENCH_FLOOR_ROUTE) {

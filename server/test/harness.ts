@@ -60,7 +60,7 @@ export function client(url: string): Client {
 }
 
 /** A fresh PostgreSQL schema, reached through the connection's search_path. */
-async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();

@@ -7,6 +7,7 @@ import { loginFrom, redisForTests, testRedisPrefix } from './account-helpers.js'
 import {
   dialectName,
   freePort,
+  freshPgSchema,
   type Res,
   type ServerProcess,
   signupUser,
@@ -185,22 +186,10 @@ describe.skipIf(!redisUrl || !TEST_DATABASE_URL)('two server processes on one Po
   const servers: ServerProcess[] = [];
   let dropSchema: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const pg = (await import('pg')).default;
-    const schema = `t_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    await admin.end();
-    dropSchema = async () => {
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      await c.query(`drop schema ${schema} cascade`);
-      await c.end();
-    };
-    const url = new URL(TEST_DATABASE_URL!);
-    url.searchParams.set('options', `-c search_path=${schema}`);
+    const schema = await freshPgSchema();
+    dropSchema = schema.drop;
     const env = {
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: schema.url,
       MASTER_KEY: randomBytes(32).toString('base64'),
       REDIS_URL: redisUrl!,
       REDIS_KEY_PREFIX: testRedisPrefix(),

@@ -17,6 +17,7 @@ import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
 import * as jobs from './migrations/2026-11-22T01-jobs.js';
 import * as accountSecurity from './migrations/2026-11-22T02-account-security.js';
+import * as teams from './migrations/2026-11-22T04-teams.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -136,14 +137,14 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-22T00-initial': { up: (db) => initial.up(db, dialect), down: initial.down },
     '2026-11-22T01-jobs': { up: (db) => jobs.up(db, dialect), down: jobs.down },
     '2026-11-22T02-account-security': { up: (db) => accountSecurity.up(db, dialect), down: accountSecurity.down },
+    '2026-11-22T04-teams': { up: (db) => teams.up(db), down: teams.down },
   };
 }
 
 export async function migrate(handle: DbHandle): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(handle.dialect) };
-  // PostgreSQL: Kysely looks for its bookkeeping tables in every schema unless told which one, so a
-  // kysely_migration table in `public` would be taken for this search_path's own (test schemas, shared
-  // databases). The connection's current schema is where the migrations create everything else.
+  // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
+  // Kysely does not mistake another schema's tables for ours.
   const migrationTableSchema =
     handle.dialect === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]?.schema

@@ -20,6 +20,22 @@ export interface Database {
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_challenges: MfaChallengesTable;
   email_verifications: EmailVerificationsTable;
+  invites: InvitesTable;
+}
+
+export interface InvitesTable {
+  id: string;
+  workspace_id: string;
+  /** Lower-cased. */
+  email: string;
+  ws_role: 'Owner' | 'Member';
+  /** SHA-256 of the invite token; the token itself is only in the emailed link. */
+  token_hash: string;
+  invited_by: string | null;
+  expires_at: string;
+  accepted_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
 }
 
 export interface JobsTable {
