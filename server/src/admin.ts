@@ -20,6 +20,15 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 1;
   }
+  const next = process.env.NEW_MASTER_KEY ? Buffer.from(process.env.NEW_MASTER_KEY, 'base64') : null;
+  if (command === 'rewrap-keys' && next?.length !== 32) {
+    process.stderr.write('NEW_MASTER_KEY must be base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)\n');
+    return 1;
+  }
+  if (command === 'set-plan' && args.length !== 2) {
+    process.stderr.write(`${usage}\n`);
+    return 1;
+  }
   const config = loadConfig();
   const master = loadMasterKey({
     masterKey: config.MASTER_KEY,

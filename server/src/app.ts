@@ -3,20 +3,27 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import type { DbHandle } from './db/index.js';
 import { body, errorHandler } from './http/errors.js';
+import { EMAIL_JOB, emailJob } from './jobs/email.js';
+import { JobQueue } from './jobs/queue.js';
 import type { Clock } from './lib/clock.js';
 import { deriveKey, ProjectKeyring } from './lib/crypto.js';
+import { logMailer, smtpMailer } from './lib/mail.js';
+import { RateLimiter, RedisLimitStore } from './lib/rate-limit.js';
 import { authRoutes } from './routes/auth.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
+import { meRoutes } from './routes/me.js';
+import { projectMemberRoutes } from './routes/project-members.js';
 import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
+import { workspaceRoutes } from './routes/workspace.js';
 import { AuditBatcher } from './services/audit.js';
 import { type AuthMode, authenticate, authnQueries, JwtCodec, VerifiedTokenCache } from './services/authn.js';
 import type { Deps } from './services/deps.js';
@@ -51,8 +58,17 @@ export interface AppOptions {
 /** D24: 5,000 items of up to 64 KiB fit easily; anything larger is refused with 413 before parsing. */
 const BODY_LIMIT = 16 * 1024 * 1024;
 
-export function buildDeps(opts: AppOptions): Deps {
+export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
   const { db } = opts.db;
+  const jobs = new JobQueue({
+    db,
+    dialect: opts.db.dialect,
+    clock: opts.clock,
+    sealKey: deriveKey(opts.masterKey, 'job-payload'),
+    log,
+  });
+  const mailer = opts.config.SMTP_URL ? smtpMailer(opts.config.SMTP_URL, opts.config.MAIL_FROM) : logMailer(log);
+  jobs.register({ [EMAIL_JOB]: emailJob(mailer) });
   const lastTouch = new Map<string, number>();
   return {
     config: opts.config,
@@ -62,6 +78,16 @@ export function buildDeps(opts: AppOptions): Deps {
     keyring: new ProjectKeyring(opts.masterKey),
     auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows)),
     renderCache: new RenderCache(),
+    jobs,
+    limiter: new RateLimiter(
+      opts.clock,
+      opts.config.REDIS_URL ? new RedisLimitStore(opts.config.REDIS_URL, opts.config.REDIS_KEY_PREFIX) : null,
+      log,
+    ),
+    accountKeys: {
+      mfaSecret: deriveKey(opts.masterKey, 'mfa-totp-secret'),
+      backupCode: deriveKey(opts.masterKey, 'mfa-backup-code'),
+    },
     authn: {
       db,
       clock: opts.clock,
@@ -86,7 +112,6 @@ export function buildDeps(opts: AppOptions): Deps {
 
 export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance; deps: Deps }> {
   const { config } = opts;
-  const deps = buildDeps(opts);
   const https = config.TLS_CERT_FILE
     ? {
         cert: readFileSync(config.TLS_CERT_FILE),
@@ -109,11 +134,17 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     // One line per request is written by the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
-    trustProxy: config.TRUST_PROXY,
+    // D4/D14: trust exactly one hop, the TLS-terminating proxy we are connected to, so the client address is
+    // the X-Forwarded-For entry that proxy appended; `true` would take the left-most entry, which the client
+    // writes itself and could change on every request to escape the login rate limit.
+    trustProxy: config.TRUST_PROXY ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   }) as unknown as FastifyInstance;
+  const deps = buildDeps(opts, app.log);
+  app.addHook('onClose', () => deps.limiter.close());
+  await deps.limiter.ready();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -162,10 +193,13 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
 
   await app.register(healthRoutes, { deps });
   await app.register(authRoutes, { deps, prefix: '/v1' });
+  await app.register(meRoutes, { deps, prefix: '/v1' });
   await app.register(projectRoutes, { deps, prefix: '/v1' });
   await app.register(variableRoutes, { deps, prefix: '/v1' });
   await app.register(pullRoutes, { deps, prefix: '/v1' });
   await app.register(tokenRoutes, { deps, prefix: '/v1' });
+  await app.register(workspaceRoutes, { deps, prefix: '/v1' });
+  await app.register(projectMemberRoutes, { deps, prefix: '/v1' });
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
   await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });
   if (config.BENCH_FLOOR_ROUTE) {

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     // Stop accepting, let in-flight requests finish, flush audit rows, then close the database.
     await app.close();
+    await deps.jobs.stop();
     await deps.auditBatcher.drain();
     await db.close();
     app.log.info('stopped');
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 
   const address = await app.listen({ host: config.HOST, port: config.PORT });
+  deps.jobs.start();
   app.log.info({ address, storage: db.dialect }, 'svcenv server listening');
 }
 

@@ -60,7 +60,7 @@ export function client(url: string): Client {
 }
 
 /** A fresh PostgreSQL schema, reached through the connection's search_path. */
-async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
@@ -117,6 +117,7 @@ export async function startApp(opts: { env?: Record<string, string>; clock?: Clo
     logStream,
   });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  deps.jobs.start();
   const c = client(address);
   return {
     ...c,
@@ -126,6 +127,7 @@ export async function startApp(opts: { env?: Record<string, string>; clock?: Clo
     logs: () => lines.join(''),
     async stop() {
       await app.close();
+      await deps.jobs.stop();
       await deps.auditBatcher.drain();
       await db.close();
       await pgSchema?.drop();

@@ -56,7 +56,7 @@ describe(`security (${dialectName})`, () => {
     await call('GET', `${base}/pull`, { token: `tok_live_${CANARY}` });
     await call('GET', `${base}/pull`, { token: `${write.token.slice(0, -2)}zz` });
     await call('DELETE', `${base}/vars/SECRET`, { token: write.token });
-    await call('POST', `${base}/vars::bulkDelete`, { token: jwt, body: { keys: ['PLAIN'] } });
+    await call('POST', `${base}/vars:bulkDelete`, { token: jwt, body: { keys: ['PLAIN'] } });
     await app.deps.auditBatcher.drain();
 
     expect(bodies.length).toBeGreaterThanOrEqual(8);

@@ -3,12 +3,14 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createProject, createToken, repoRoot, signupUser, startServer, upsert } from './harness.js';
+import { createProject, createToken, freshPgSchema, repoRoot, signupUser, startServer, upsert } from './harness.js';
 
-const pgEnv = (): Record<string, string> =>
-  process.env.TEST_DATABASE_URL
-    ? { DATABASE_URL: process.env.TEST_DATABASE_URL, MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }
-    : {};
+/** On PostgreSQL runs, a fresh schema per test (dropped after), and the master key every instance shares. */
+async function pgEnv(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (!process.env.TEST_DATABASE_URL) return { env: {}, drop: async () => {} };
+  const schema = await freshPgSchema();
+  return { env: { DATABASE_URL: schema.url, MASTER_KEY: Buffer.alloc(32, 7).toString('base64') }, drop: schema.drop };
+}
 
 describe('the server process (main.ts)', () => {
   it('starts with no set-up: creates DATA_DIR and a 0600 master key, warns once, never logs the key (D1)', async () => {
@@ -36,7 +38,8 @@ describe('the server process (main.ts)', () => {
 
   it('keeps every acknowledged write across a SIGKILL and restart', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-kill-'));
-    const env = pgEnv();
+    const pg = await pgEnv();
+    const env = pg.env;
     const first = await startServer({ dataDir, env });
     const { jwt } = await signupUser(first);
     const p = await createProject(first, jwt);
@@ -57,15 +60,18 @@ describe('the server process (main.ts)', () => {
       expect(res.text).toContain('K49=v49');
     } finally {
       await second.stop();
+      await pg.drop();
     }
   });
 
   it('stops gracefully on SIGTERM, exiting 0', async () => {
-    const srv = await startServer({ env: pgEnv() });
+    const pg = await pgEnv();
+    const srv = await startServer({ env: pg.env });
     const { jwt } = await signupUser(srv);
     const inFlight = createProject(srv, jwt);
     const code = await srv.stop('SIGTERM');
     await inFlight;
+    await pg.drop();
     expect(code).toBe(0);
     expect(srv.logs()).toContain('"msg":"stopped"');
   });

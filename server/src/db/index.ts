@@ -11,9 +11,13 @@ import {
   PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
+  sql,
 } from 'kysely';
 import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
+import * as jobs from './migrations/2026-11-22T01-jobs.js';
+import * as accountSecurity from './migrations/2026-11-22T02-account-security.js';
+import * as teams from './migrations/2026-11-22T04-teams.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -131,12 +135,25 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '2026-11-22T00-initial': { up: (db) => initial.up(db, dialect), down: initial.down },
+    '2026-11-22T01-jobs': { up: (db) => jobs.up(db, dialect), down: jobs.down },
+    '2026-11-22T02-account-security': { up: (db) => accountSecurity.up(db, dialect), down: accountSecurity.down },
+    '2026-11-22T04-teams': { up: (db) => teams.up(db), down: teams.down },
   };
 }
 
 export async function migrate(handle: DbHandle): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(handle.dialect) };
-  const { error, results } = await new Migrator({ db: handle.db, provider }).migrateToLatest();
+  // On PostgreSQL the migration bookkeeping lives in the connection's own schema (search_path), so that
+  // Kysely does not mistake another schema's tables for ours.
+  const migrationTableSchema =
+    handle.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]?.schema
+      : undefined;
+  const { error, results } = await new Migrator({
+    db: handle.db,
+    provider,
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
     throw new Error(`database migration ${failed ?? ''} failed: ${(error as Error).message}`);

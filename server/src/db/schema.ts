@@ -16,6 +16,42 @@ export interface Database {
   env_permissions: EnvPermissionsTable;
   access_tokens: AccessTokensTable;
   audit_logs: AuditLogsTable;
+  jobs: JobsTable;
+  mfa_backup_codes: MfaBackupCodesTable;
+  mfa_challenges: MfaChallengesTable;
+  email_verifications: EmailVerificationsTable;
+  invites: InvitesTable;
+}
+
+export interface InvitesTable {
+  id: string;
+  workspace_id: string;
+  /** Lower-cased. */
+  email: string;
+  ws_role: 'Owner' | 'Member';
+  /** SHA-256 of the invite token; the token itself is only in the emailed link. */
+  token_hash: string;
+  invited_by: string | null;
+  expires_at: string;
+  accepted_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  /** JSON payload sealed with a key derived from the master key (it may hold a link with a token). */
+  payload_sealed: string;
+  status: 'pending' | 'running' | 'done' | 'dead';
+  attempts: Generated<number>;
+  max_attempts: number;
+  run_at: string;
+  /** While running: the lease; a job whose lease ran out (its instance died) is claimed again. */
+  locked_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface UsersTable {
@@ -29,6 +65,8 @@ export interface UsersTable {
   email_verified_at: string | null;
   mfa_secret_sealed: string | null;
   mfa_enabled: Generated<number>;
+  /** D13: last accepted TOTP time step (unix time / 30 s); codes of this step or earlier are refused. */
+  mfa_last_step: number | null;
   created_at: string;
 }
 
@@ -136,5 +174,33 @@ export interface AuditLogsTable {
   actor_type: 'user' | 'token';
   /** JSON; never holds a variable value (D36). */
   detail: string | null;
+  created_at: string;
+}
+
+export interface MfaBackupCodesTable {
+  user_id: string;
+  /** HMAC-SHA256 of the normalised code under a key derived from the master key; never the code. */
+  code_hash: string;
+  created_at: string;
+}
+
+/** A login waiting for its second factor (the MFA-pending state); `token_hash` is SHA-256 of the mfaToken. */
+export interface MfaChallengesTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  /** Codes tried with this mfaToken; at 5 it is void (D13). */
+  attempts: Generated<number>;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface EmailVerificationsTable {
+  /** SHA-256 of the link's token; the token itself is only in the email. */
+  token_hash: string;
+  user_id: string;
+  /** The address the link was sent to; verifying marks the account only while its email is still this. */
+  email: string;
+  expires_at: string;
   created_at: string;
 }

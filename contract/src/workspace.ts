@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { envName, timestamp, uuid } from './common.js';
+
+export const wsRole = z.enum(['Owner', 'Member']);
+export const projectRole = z.enum(['Admin', 'Developer', 'Read-only']);
+export const envPermissionValue = z.enum(['none', 'read', 'write']);
+
+export const workspace = z.object({ id: uuid, name: z.string(), slug: z.string() });
+export const updateWorkspaceBody = z.strictObject({ name: z.string().trim().min(1).max(100) });
+
+const limits = z.object({ projects: z.number().int(), members: z.number().int(), envsPerProject: z.number().int() });
+export const billing = z.object({
+  plan: z.string(),
+  limits,
+  usage: z.object({ projects: z.number().int(), members: z.number().int() }),
+});
+export const connections = z.object({ operator: z.object({ connected: z.boolean(), lastSync: timestamp.nullable() }) });
+export const stats = z.object({
+  memberCount: z.number().int(),
+  projectCount: z.number().int(),
+  variableCount: z.number().int(),
+  tokenCount: z.number().int(),
+});
+
+export const member = z.object({ id: uuid, name: z.string(), email: z.string(), wsRole, joinedAt: timestamp });
+export const membersResponse = z.object({ members: z.array(member) });
+export const memberParams = z.strictObject({ userId: uuid });
+export const updateMemberBody = z.strictObject({ wsRole });
+
+export const inviteBody = z.strictObject({ email: z.email().max(254), wsRole: wsRole.default('Member') });
+export const inviteAddedResponse = z.object({ userId: uuid, name: z.string(), wsRole });
+export const inviteSentResponse = z.object({ invited: z.literal(true), email: z.string() });
+export const pendingInvite = z.object({
+  id: uuid,
+  email: z.string(),
+  wsRole,
+  invitedBy: uuid.nullable(),
+  createdAt: timestamp,
+  expiresAt: timestamp,
+});
+export const invitesResponse = z.object({ invites: z.array(pendingInvite) });
+export const inviteParams = z.strictObject({ id: uuid });
+
+export const acceptInviteBody = z.strictObject({ token: z.string().min(1).max(200) });
+export const acceptInviteResponse = z.object({
+  token: z.string(),
+  workspaceId: uuid,
+  workspaceName: z.string(),
+  wsRole,
+});
+
+export const workspaceAuditQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+/** D22: project membership. `envPermissions` lists only the overrides. */
+export const projectMember = z.object({
+  userId: uuid,
+  name: z.string(),
+  email: z.string(),
+  role: projectRole,
+  envPermissions: z.record(z.string(), envPermissionValue),
+});
+export const projectMembersResponse = z.object({ members: z.array(projectMember) });
+export const projectMemberParams = z.strictObject({ id: uuid, userId: uuid });
+export const projectMemberEnvParams = z.strictObject({ id: uuid, userId: uuid, env: envName });
+export const setProjectRoleBody = z.strictObject({ role: projectRole });
+export const setEnvPermissionBody = z.strictObject({ permission: envPermissionValue });
+
+export type Workspace = z.infer<typeof workspace>;
+export type Member = z.infer<typeof member>;
+export type ProjectMember = z.infer<typeof projectMember>;

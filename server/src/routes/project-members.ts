@@ -1,0 +1,56 @@
+import * as c from '@svcenv/contract';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../services/deps.js';
+import * as pm from '../services/project-members.js';
+
+/** D22: project members and per-environment overrides (Owner or project Admin). */
+export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const config = { auth: 'any' as const };
+  const tags = ['project members'];
+
+  app.get(
+    '/projects/:id/members',
+    { config, schema: { tags, params: c.projectParams, response: { 200: c.projectMembersResponse } } },
+    async (req) => ({ members: await pm.listProjectMembers(deps, req.principal, req.params.id) }),
+  );
+  app.put(
+    '/projects/:id/members/:userId',
+    {
+      config,
+      schema: { tags, params: c.projectMemberParams, body: c.setProjectRoleBody, response: { 200: c.projectMember } },
+    },
+    async (req) => pm.setProjectRole(deps, req.principal, req.params.id, req.params.userId, req.body.role),
+  );
+  app.delete(
+    '/projects/:id/members/:userId',
+    { config, schema: { tags, params: c.projectMemberParams } },
+    async (req, reply) => {
+      await pm.removeProjectMember(deps, req.principal, req.params.id, req.params.userId);
+      return reply.status(204).send();
+    },
+  );
+  app.put(
+    '/projects/:id/members/:userId/envs/:env',
+    {
+      config,
+      schema: {
+        tags,
+        params: c.projectMemberEnvParams,
+        body: c.setEnvPermissionBody,
+        response: { 200: c.projectMember },
+      },
+    },
+    async (req) =>
+      pm.setEnvPermission(deps, req.principal, req.params.id, req.params.userId, req.params.env, req.body.permission),
+  );
+  app.delete(
+    '/projects/:id/members/:userId/envs/:env',
+    { config, schema: { tags, params: c.projectMemberEnvParams } },
+    async (req, reply) => {
+      await pm.clearEnvPermission(deps, req.principal, req.params.id, req.params.userId, req.params.env);
+      return reply.status(204).send();
+    },
+  );
+}

@@ -1,0 +1,315 @@
+import { randomBytes } from 'node:crypto';
+import type { Member } from '@svcenv/contract';
+import type { Db } from '../db/index.js';
+import { EMAIL_JOB } from '../jobs/email.js';
+import { DAY_MS } from '../lib/clock.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { AppError, forbidden, notFound } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { checkLimit } from '../lib/plans.js';
+import { auditRow, recordAudit } from './audit.js';
+import { signSessionJwt } from './authn.js';
+import { requireOwner, requireUser } from './authz.js';
+import type { Deps } from './deps.js';
+import type { Principal, WsRole } from './principal.js';
+import { seatsInUse } from './workspace.js';
+
+/** Spec: an invite link expires after 7 days. */
+export const INVITE_LIFETIME_MS = 7 * DAY_MS;
+
+/** D16: team management (invites, role changes, removals) is Owner-only, through a dashboard session. */
+function requireTeamManager(principal: Principal): void {
+  requireUser(principal);
+  requireOwner(principal);
+}
+
+export async function listMembers(deps: Deps, principal: Principal): Promise<Member[]> {
+  requireUser(principal);
+  const rows = await deps.db
+    .selectFrom('workspace_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['u.id', 'u.name', 'u.email', 'm.ws_role', 'm.joined_at'])
+    .where('m.workspace_id', '=', principal.workspaceId)
+    .orderBy('m.joined_at')
+    .orderBy('u.name')
+    .execute();
+  return rows.map((r) => ({ id: r.id, name: r.name, email: r.email, wsRole: r.ws_role, joinedAt: r.joined_at }));
+}
+
+async function workspaceName(db: Db, id: string): Promise<{ name: string; plan: string }> {
+  return db.selectFrom('workspaces').select(['name', 'plan']).where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+/**
+ * Spec/D17: an email with an account is added at once (200) and notified; any other email gets a pending
+ * invite with a single-use token valid 7 days, emailed as a link (202). Email leaves through the job queue,
+ * so a down SMTP server delays the message but never loses the invite.
+ */
+export async function invite(deps: Deps, principal: Principal, input: { email: string; wsRole: WsRole }) {
+  requireTeamManager(principal);
+  const email = input.email.trim().toLowerCase();
+  const now = deps.clock.now();
+  const result = await deps.db.transaction().execute(async (trx) => {
+    const ws = await workspaceName(trx, principal.workspaceId);
+    const user = await trx.selectFrom('users').select(['id', 'name']).where('email', '=', email).executeTakeFirst();
+    if (user) {
+      const existing = await trx
+        .selectFrom('workspace_members')
+        .select('user_id')
+        .where('workspace_id', '=', principal.workspaceId)
+        .where('user_id', '=', user.id)
+        .executeTakeFirst();
+      if (existing) throw new AppError('CONFLICT', 'this person is already a member of the workspace', 'email');
+      checkLimit(ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
+      await trx
+        .insertInto('workspace_members')
+        .values({
+          workspace_id: principal.workspaceId,
+          user_id: user.id,
+          ws_role: input.wsRole,
+          joined_at: now.toISOString(),
+        })
+        .execute();
+      await recordAudit(
+        trx,
+        auditRow(deps.clock, principal, {
+          action: 'member.add',
+          detail: { userId: user.id, email, wsRole: input.wsRole },
+        }),
+      );
+      await deps.jobs.enqueue(trx, {
+        kind: EMAIL_JOB,
+        payload: {
+          to: email,
+          subject: `You were added to ${ws.name} on svcenv`,
+          text: `${principal.userName} added you to the workspace "${ws.name}" as ${input.wsRole}.\n\nSign in to see it: ${deps.config.publicUrl}/\n`,
+          link: `${deps.config.publicUrl}/`,
+        },
+      });
+      return { status: 200 as const, body: { userId: user.id, name: user.name, wsRole: input.wsRole } };
+    }
+    // A new invite to the same address replaces the pending one (the old link stops working).
+    await trx
+      .updateTable('invites')
+      .set({ revoked_at: now.toISOString() })
+      .where('workspace_id', '=', principal.workspaceId)
+      .where('email', '=', email)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .execute();
+    checkLimit(ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
+    const token = randomBytes(32).toString('base64url');
+    const link = `${deps.config.publicUrl}/invite?token=${token}`;
+    await trx
+      .insertInto('invites')
+      .values({
+        id: newId(),
+        workspace_id: principal.workspaceId,
+        email,
+        ws_role: input.wsRole,
+        token_hash: sha256Hex(token),
+        invited_by: principal.userId,
+        expires_at: new Date(now.getTime() + INVITE_LIFETIME_MS).toISOString(),
+        accepted_at: null,
+        revoked_at: null,
+        created_at: now.toISOString(),
+      })
+      .execute();
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, { action: 'member.invite', detail: { email, wsRole: input.wsRole } }),
+    );
+    await deps.jobs.enqueue(trx, {
+      kind: EMAIL_JOB,
+      payload: {
+        to: email,
+        subject: `${principal.userName} invited you to ${ws.name} on svcenv`,
+        text: `${principal.userName} invited you to the workspace "${ws.name}" as ${input.wsRole}.\n\nCreate an account with this email address, then accept the invite (the link expires in 7 days):\n${link}\n`,
+        link,
+      },
+    });
+    return { status: 202 as const, body: { invited: true as const, email } };
+  });
+  deps.jobs.kick();
+  return result;
+}
+
+export async function listInvites(deps: Deps, principal: Principal) {
+  requireTeamManager(principal);
+  const rows = await deps.db
+    .selectFrom('invites')
+    .select(['id', 'email', 'ws_role', 'invited_by', 'created_at', 'expires_at'])
+    .where('workspace_id', '=', principal.workspaceId)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', deps.clock.now().toISOString())
+    .orderBy('created_at', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    email: r.email,
+    wsRole: r.ws_role,
+    invitedBy: r.invited_by,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  }));
+}
+
+export async function revokeInvite(deps: Deps, principal: Principal, id: string): Promise<void> {
+  requireTeamManager(principal);
+  await deps.db.transaction().execute(async (trx) => {
+    const res = await trx
+      .updateTable('invites')
+      .set({ revoked_at: deps.clock.now().toISOString() })
+      .where('id', '=', id)
+      .where('workspace_id', '=', principal.workspaceId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) throw notFound('invite');
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, { action: 'member.invite', detail: { inviteId: id, revoked: true } }),
+    );
+  });
+}
+
+/**
+ * D17: the caller's email must equal the invited one (else 403); an expired, revoked or used token is 404.
+ * The single use is enforced by a conditional update, so two concurrent accepts cannot both succeed.
+ */
+export async function acceptInvite(deps: Deps, principal: Principal, token: string) {
+  requireUser(principal);
+  const now = deps.clock.now();
+  const result = await deps.db.transaction().execute(async (trx) => {
+    const inv = await trx
+      .selectFrom('invites')
+      .selectAll()
+      .where('token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!inv || inv.accepted_at || inv.revoked_at || inv.expires_at <= now.toISOString()) {
+      throw notFound('invite (it may have expired or been used)');
+    }
+    const user = await trx
+      .selectFrom('users')
+      .select(['email', 'session_version'])
+      .where('id', '=', principal.userId)
+      .executeTakeFirstOrThrow();
+    if (user.email !== inv.email) throw forbidden('this invite was sent to another email address');
+    const claimed = await trx
+      .updateTable('invites')
+      .set({ accepted_at: now.toISOString() })
+      .where('id', '=', inv.id)
+      .where('accepted_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) throw notFound('invite (it may have expired or been used)');
+    const already = await trx
+      .selectFrom('workspace_members')
+      .select('ws_role')
+      .where('workspace_id', '=', inv.workspace_id)
+      .where('user_id', '=', principal.userId)
+      .executeTakeFirst();
+    if (!already) {
+      await trx
+        .insertInto('workspace_members')
+        .values({
+          workspace_id: inv.workspace_id,
+          user_id: principal.userId,
+          ws_role: inv.ws_role,
+          joined_at: now.toISOString(),
+        })
+        .execute();
+    }
+    await recordAudit(trx, {
+      ...auditRow(deps.clock, principal, {
+        action: 'member.add',
+        detail: { userId: principal.userId, email: inv.email, viaInvite: true },
+      }),
+      workspace_id: inv.workspace_id,
+    });
+    const ws = await workspaceName(trx, inv.workspace_id);
+    return {
+      workspaceId: inv.workspace_id,
+      workspaceName: ws.name,
+      wsRole: already?.ws_role ?? inv.ws_role,
+      sv: user.session_version,
+    };
+  });
+  const jwt = await signSessionJwt(deps.authn, {
+    userId: principal.userId,
+    workspaceId: result.workspaceId,
+    sessionVersion: result.sv,
+  });
+  return { token: jwt, workspaceId: result.workspaceId, workspaceName: result.workspaceName, wsRole: result.wsRole };
+}
+
+async function ownerCount(db: Db, workspaceId: string): Promise<number> {
+  const r = await db
+    .selectFrom('workspace_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('ws_role', '=', 'Owner')
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
+/** D16: 200 Member; demoting the last Owner (themselves included) is 409. */
+export async function changeRole(deps: Deps, principal: Principal, userId: string, wsRole: WsRole): Promise<Member> {
+  requireTeamManager(principal);
+  return deps.db.transaction().execute(async (trx) => {
+    const m = await trx
+      .selectFrom('workspace_members as m')
+      .innerJoin('users as u', 'u.id', 'm.user_id')
+      .select(['u.id', 'u.name', 'u.email', 'm.ws_role', 'm.joined_at'])
+      .where('m.workspace_id', '=', principal.workspaceId)
+      .where('m.user_id', '=', userId)
+      .executeTakeFirst();
+    if (!m) throw notFound('member');
+    if (m.ws_role === 'Owner' && wsRole !== 'Owner' && (await ownerCount(trx, principal.workspaceId)) <= 1) {
+      throw new AppError('CONFLICT', 'a workspace needs at least one Owner; promote someone else first', 'wsRole');
+    }
+    await trx
+      .updateTable('workspace_members')
+      .set({ ws_role: wsRole })
+      .where('workspace_id', '=', principal.workspaceId)
+      .where('user_id', '=', userId)
+      .execute();
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, {
+        action: 'member.role_change',
+        detail: { userId, from: m.ws_role, to: wsRole },
+      }),
+    );
+    return { id: m.id, name: m.name, email: m.email, wsRole, joinedAt: m.joined_at };
+  });
+}
+
+/**
+ * Spec: access and project memberships go at once (the next request of the user, and of every token they
+ * created, fails: both read membership from the database, D9/D32). An Owner cannot remove themselves (403).
+ */
+export async function removeMember(deps: Deps, principal: Principal, userId: string): Promise<void> {
+  requireTeamManager(principal);
+  if (userId === principal.userId) throw forbidden('an Owner cannot remove themselves');
+  await deps.db.transaction().execute(async (trx) => {
+    const removed = await trx
+      .deleteFrom('workspace_members')
+      .where('workspace_id', '=', principal.workspaceId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    if (Number(removed.numDeletedRows) === 0) throw notFound('member');
+    const projectIds = trx.selectFrom('projects').select('id').where('workspace_id', '=', principal.workspaceId);
+    await trx
+      .deleteFrom('env_permissions')
+      .where('user_id', '=', userId)
+      .where('project_id', 'in', projectIds)
+      .execute();
+    await trx
+      .deleteFrom('project_members')
+      .where('user_id', '=', userId)
+      .where('project_id', 'in', projectIds)
+      .execute();
+    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'member.remove', detail: { userId } }));
+  });
+}

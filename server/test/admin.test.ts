@@ -1,0 +1,80 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createProject, createToken, freshPgSchema, repoRoot, signupUser, startServer, upsert } from './harness.js';
+
+function admin(args: string[], env: Record<string, string>) {
+  return spawnSync(
+    join(repoRoot, 'node_modules', '.bin', 'tsx'),
+    [join(repoRoot, 'server', 'src', 'admin.ts'), ...args],
+    {
+      env: { PATH: process.env.PATH, ...env },
+      encoding: 'utf8',
+    },
+  );
+}
+
+async function storage() {
+  if (!process.env.TEST_DATABASE_URL) return { env: {} as Record<string, string>, drop: async () => {} };
+  const s = await freshPgSchema();
+  return { env: { DATABASE_URL: s.url, MASTER_KEY: randomBytes(32).toString('base64') }, drop: s.drop };
+}
+
+describe('admin commands (server/src/admin.ts)', () => {
+  it('changes a workspace plan by slug (D15)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-admin-'));
+    const st = await storage();
+    const srv = await startServer({ dataDir, env: st.env });
+    try {
+      const { jwt } = await signupUser(srv, 'Plan');
+      const ws = (await srv.request('GET', '/v1/workspace', { token: jwt })).body;
+      const res = admin(['set-plan', ws.slug, 'team'], { DATA_DIR: dataDir, ...st.env });
+      expect(res.stderr).toBe('');
+      expect(res.status).toBe(0);
+      const billing = (await srv.request('GET', '/v1/workspace/billing', { token: jwt })).body;
+      expect(billing).toMatchObject({ plan: 'team', limits: { projects: 20, members: 25, envsPerProject: 10 } });
+      expect(admin(['set-plan', ws.slug, 'platinum'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
+      expect(admin(['set-plan', 'no-such-workspace', 'team'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
+    } finally {
+      await srv.stop();
+      await st.drop();
+    }
+  });
+
+  it('re-wraps every project key under a new master key; values stay readable, the old key no longer works', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-rewrap-'));
+    const st = await storage();
+    const first = await startServer({ dataDir, env: st.env });
+    const { jwt } = await signupUser(first, 'Key');
+    const p = await createProject(first, jwt);
+    await upsert(first, jwt, p.id, ['dev'], [{ key: 'SECRET', value: 'survives-rotation', type: 'secret' }]);
+    const { token } = await createToken(first, jwt);
+    await first.stop();
+
+    const next = randomBytes(32).toString('base64');
+    const res = admin(['rewrap-keys'], { DATA_DIR: dataDir, NEW_MASTER_KEY: next, ...st.env });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toContain('re-wrapped 1 project keys');
+    expect(res.stdout + res.stderr).not.toContain(next);
+    if (!st.env.MASTER_KEY) {
+      expect(readFileSync(join(dataDir, 'master.key'), 'utf8').trim()).toBe(next);
+      expect(statSync(join(dataDir, 'master.key')).mode & 0o777).toBe(0o600);
+    }
+    const env = st.env.MASTER_KEY ? { ...st.env, MASTER_KEY: next } : st.env;
+    const second = await startServer({ dataDir, env });
+    try {
+      const pulled = await second.request('GET', `/v1/projects/${p.id}/envs/dev/pull?metadata=false`, { token });
+      expect(pulled.status).toBe(200);
+      expect(pulled.text).toBe('SECRET=survives-rotation\n');
+      // Logins still work: the JWT key derives from the master key, so old sessions end with the rotation.
+      expect((await second.request('GET', '/v1/auth/session', { token: jwt })).status).toBe(401);
+    } finally {
+      await second.stop();
+      await st.drop();
+    }
+    expect(admin(['rewrap-keys'], { DATA_DIR: dataDir, NEW_MASTER_KEY: 'short', ...st.env }).status).toBe(1);
+  });
+});
