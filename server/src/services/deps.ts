@@ -3,8 +3,10 @@ import type { Db, Dialect } from '../db/index.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProjectKeyring } from '../lib/crypto.js';
+import type { RateLimiter } from '../lib/rate-limit.js';
 import type { AuditBatcher } from './audit.js';
 import type { AuthnDeps } from './authn.js';
+import type { AccountKeys } from './mfa.js';
 import type { RenderCache } from './pull.js';
 import type { WebhookDeps } from './webhooks.js';
 
@@ -22,4 +24,8 @@ export interface Deps {
   jobs: JobQueue;
   /** Webhook secrets key, subscription cache and target checks (issue 5, services/webhooks.ts). */
   webhooks: WebhookDeps;
+  /** Rate limits (D14, D11), shared by all instances through Redis when REDIS_URL is set (D2). */
+  limiter: RateLimiter;
+  /** Master-key-derived keys for TOTP secrets and backup code digests (services/mfa.ts). */
+  accountKeys: AccountKeys;
 }
