@@ -420,6 +420,8 @@ describe(`webhook retries on the injected clock (${dialectName})`, () => {
     const hook = await createHook(app, jwt, { url: rx.url(path), events: ['vars.bulk_upsert'] });
     let n = 0;
     rx.setAnswer((r) => (r.path === path ? { status: answer(n++) } : { status: 200 }));
+    // Sends the signup's verification email first, so that runDue() below counts deliveries only.
+    await app.deps.jobs.runDue();
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
     const deliveries = async () =>
       (await app.request('GET', `/v1/workspace/webhooks/${hook.id}/deliveries`, { token: jwt })).body.deliveries;
@@ -669,6 +671,7 @@ describe(`webhook SSRF guard with private targets refused (${dialectName}, D5)`,
         .where('id', '=', legacy.id)
         .execute();
 
+      await app.deps.jobs.runDue(); // the signup's verification email
       await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
       expect(await app.deps.jobs.runDue()).toBe(2);
       clock.advance(2 * 3_600_000);
