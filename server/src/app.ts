@@ -21,6 +21,7 @@ import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
+import { webRoutes } from './routes/web.js';
 import { workspaceRoutes } from './routes/workspace.js';
 import { AuditBatcher } from './services/audit.js';
 import { type AuthMode, authenticate, authnQueries, JwtCodec, VerifiedTokenCache } from './services/authn.js';
@@ -192,5 +193,6 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     );
   }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(webRoutes, { distDir: join(repoRoot, 'web', 'dist') }); // the dashboard (issue 7)
   return { app, deps };
 }
