@@ -94,7 +94,11 @@ async function send(method: string, path: string, opts: RequestOptions = {}): Pr
   const err =
     e && typeof e === 'object'
       ? new ApiError(res.status, e.code, e.message, e.field)
-      : new ApiError(res.status, typeof e === 'string' ? e : 'SERVER', parsed.message ?? `Request failed (${res.status})`);
+      : new ApiError(
+          res.status,
+          typeof e === 'string' ? e : 'SERVER',
+          parsed.message ?? `Request failed (${res.status})`,
+        );
   // A session that expired or was ended elsewhere (password change, D9): back to the login screen.
   if (res.status === 401 && opts.auth !== false && jwt && path !== '/auth/login') setToken(null);
   throw err;

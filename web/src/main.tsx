@@ -16,6 +16,12 @@ import { Shell } from './shell.js';
 import type { SessionUser } from './types.js';
 import { ErrorBanner, Spinner, ToastHost } from './ui.js';
 
+/** Replaces the URL after the first render, once the router listens. */
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, true), [to]);
+  return null;
+}
+
 function App() {
   const [token, setTok] = useState(getToken());
   const [user, setUser] = useState<SessionUser | null>(null);
@@ -41,10 +47,7 @@ function App() {
 
   if (!token) {
     if (path === '/signup') return <SignupPage />;
-    if (path !== '/login') {
-      navigate('/login', true);
-      return null;
-    }
+    if (path !== '/login') return <Redirect to="/login" />;
     return <LoginPage />;
   }
   if (error) {
@@ -61,14 +64,11 @@ function App() {
       </div>
     );
   }
-  if (path === '/' || path === '/login' || path === '/signup') {
-    navigate('/projects', true);
-    return null;
-  }
+  if (path === '/' || path === '/login' || path === '/signup') return <Redirect to="/projects" />;
   let page = null;
-  let m: Record<string, string> | null;
+  const m = match('/projects/:id', path);
   if (path === '/projects') page = <ProjectsPage />;
-  else if ((m = match('/projects/:id', path))) page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} />;
+  else if (m) page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} />;
   else if (path === '/tokens') page = <TokensPage />;
   else if (path === '/team') page = <TeamPage />;
   else if (path === '/webhooks') page = <WebhooksPage />;

@@ -16,9 +16,12 @@ export function navigate(to: string, replace = false): void {
 
 export function useLocation(): { path: string; query: URLSearchParams } {
   const [, force] = useState(0);
+  const rendered = location.pathname + location.search;
   useEffect(() => {
     const l = () => force((n) => n + 1);
     listeners.add(l);
+    // A child may have navigated in its own effect, which runs before this one subscribed.
+    if (location.pathname + location.search !== rendered) l();
     return () => {
       listeners.delete(l);
     };

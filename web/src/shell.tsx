@@ -1,21 +1,30 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, setToken } from './api.js';
+import { ApiError, api, setToken } from './api.js';
+import { Icon } from './icons.js';
 import { navigate } from './router.js';
 import { useSession } from './session.js';
 import type { MyWorkspace } from './types-pending.js';
 import { Link, useToast } from './ui.js';
 
 const NAV = [
-  { to: '/projects', label: 'Projects', icon: '▦' },
-  { to: '/tokens', label: 'Access tokens', icon: '⚿' },
-  { to: '/team', label: 'Team', icon: '◉' },
-  { to: '/webhooks', label: 'Webhooks', icon: '⇄' },
-  { to: '/audit', label: 'Audit log', icon: '☰' },
-  { to: '/settings', label: 'Settings', icon: '⚙' },
-];
+  { to: '/projects', label: 'Projects', icon: 'projects' },
+  { to: '/tokens', label: 'Access tokens', icon: 'key' },
+  { to: '/team', label: 'Team', icon: 'team' },
+  { to: '/webhooks', label: 'Webhooks', icon: 'webhook' },
+  { to: '/audit', label: 'Audit log', icon: 'audit' },
+  { to: '/settings', label: 'Settings', icon: 'settings' },
+] as const;
 
-export function Shell({ path, onLogout, children }: { path: string; onLogout: () => void; children: ComponentChildren }) {
+export function Shell({
+  path,
+  onLogout,
+  children,
+}: {
+  path: string;
+  onLogout: () => void;
+  children: ComponentChildren;
+}) {
   const { user } = useSession();
   const [navOpen, setNavOpen] = useState(false);
   useEffect(() => setNavOpen(false), [path]);
@@ -32,7 +41,7 @@ export function Shell({ path, onLogout, children }: { path: string; onLogout: ()
           aria-expanded={navOpen}
           onClick={() => setNavOpen(!navOpen)}
         >
-          ☰
+          <Icon name="menu" size={20} />
         </button>
         <Link to="/projects" class="brand">
           <span class="brand-mark" aria-hidden="true" />
@@ -53,9 +62,7 @@ export function Shell({ path, onLogout, children }: { path: string; onLogout: ()
       <nav class="sidebar" aria-label="Main">
         {NAV.map((n) => (
           <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>
-            <span class="nav-icon" aria-hidden="true">
-              {n.icon}
-            </span>
+            <Icon name={n.icon} />
             {n.label}
           </Link>
         ))}
@@ -113,7 +120,11 @@ function WorkspaceSwitcher() {
       .get<{ workspaces: MyWorkspace[] }>('/me/workspaces')
       .then((r) => setList(r.workspaces))
       .catch((e) =>
-        setErr(e instanceof ApiError && e.status === 404 ? 'Workspace list is not available on this server.' : String(e.message)),
+        setErr(
+          e instanceof ApiError && e.status === 404
+            ? 'Workspace list is not available on this server.'
+            : String(e.message),
+        ),
       );
     const close = (e: MouseEvent) => {
       if (ref.current && !ref.current.contains(e.target as Node)) setOpen(false);

@@ -2,7 +2,6 @@ import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from './api.js';
-import { contrastText } from './lib/format.js';
 import { linkHandler } from './router.js';
 
 /** Loading / error / data for one request, with reload. `deps` re-run it. */
@@ -27,7 +26,6 @@ export function useAsync<T>(
     } catch (error) {
       if (my === seq.current) setState({ error, loading: false });
     }
-    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller lists what the request depends on
   }, deps);
   useEffect(() => {
     void run();
@@ -188,6 +186,7 @@ export function Field({
 }) {
   const fieldErr = error instanceof ApiError && name && error.field === name ? error.message : undefined;
   return (
+    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the child passed in
     <label class={`field ${fieldErr ? 'field-invalid' : ''}`}>
       <span class="field-label">{label}</span>
       {children}
@@ -238,15 +237,6 @@ export function OnceSecret({ value, note }: { value: string; note: string }) {
         <CopyButton text={value} />
       </div>
     </div>
-  );
-}
-
-export function EnvBadge({ name, color, isProtected }: { name: string; color: string; isProtected?: boolean }) {
-  return (
-    <span class="env-badge" style={{ background: color, color: contrastText(color) }}>
-      {name}
-      {isProtected && <span class="lock" title="protected" aria-label="protected" />}
-    </span>
   );
 }
 
@@ -368,8 +358,8 @@ export function ToastHost({ children }: { children: ComponentChildren }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
   const push = useCallback((text: string, tone: 'ok' | 'error' = 'ok') => {
     const id = Math.random();
-    setToasts((t) => [...t, { id, text, tone }]);
-    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), 4000);
+    setToasts((t) => [...t.slice(-1), { id, text, tone }]);
+    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), 3500);
   }, []);
   return (
     <ToastCtx.Provider value={push}>

@@ -18,7 +18,13 @@ export function relativeTime(ts: string | null | undefined, now: Date = new Date
   const future = s < 0;
   const a = Math.abs(s);
   const [n, unit] =
-    a < 45 ? [0, ''] : a < 3600 ? [Math.round(a / 60), 'minute'] : a < DAY / 1000 ? [Math.round(a / 3600), 'hour'] : [Math.round(a / 86400), 'day'];
+    a < 45
+      ? [0, '']
+      : a < 3600
+        ? [Math.round(a / 60), 'minute']
+        : a < DAY / 1000
+          ? [Math.round(a / 3600), 'hour']
+          : [Math.round(a / 86400), 'day'];
   if (n === 0) return 'just now';
   const txt = `${n} ${unit}${n === 1 ? '' : 's'}`;
   return future ? `in ${txt}` : `${txt} ago`;

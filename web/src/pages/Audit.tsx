@@ -1,13 +1,16 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { dateTime, relativeTime } from '../lib/format.js';
-import type { AuditEntry, AuditPage as Page, Member } from '../types.js';
+import type { AuditEntry, Member, AuditPage as Page } from '../types.js';
 import { Button, Empty, ErrorBanner, PageHeader, Spinner } from '../ui.js';
 
 export function AuditPage() {
   return (
     <>
-      <PageHeader title="Audit log" subtitle="Every access and change across the workspace; values are never recorded." />
+      <PageHeader
+        title="Audit log"
+        subtitle="Every access and change across the workspace; values are never recorded."
+      />
       <AuditView path="/workspace/audit" />
     </>
   );
@@ -35,7 +38,6 @@ export function AuditView({ path }: { path: string }) {
     }
     setLoading(false);
   };
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reload when the log changes
   useEffect(() => {
     void loadPage(null);
     api
@@ -52,13 +54,23 @@ export function AuditView({ path }: { path: string }) {
   return (
     <section class="panel">
       <div class="toolbar">
-        <select class="input" aria-label="Filter by action" value={action} onChange={(e) => setAction(e.currentTarget.value)}>
+        <select
+          class="input"
+          aria-label="Filter by action"
+          value={action}
+          onChange={(e) => setAction(e.currentTarget.value)}
+        >
           <option value="">All actions</option>
           {actions.map((a) => (
             <option key={a}>{a}</option>
           ))}
         </select>
-        <select class="input" aria-label="Filter by actor" value={actor} onChange={(e) => setActor(e.currentTarget.value)}>
+        <select
+          class="input"
+          aria-label="Filter by actor"
+          value={actor}
+          onChange={(e) => setActor(e.currentTarget.value)}
+        >
           <option value="">Everyone</option>
           {actors.map((a) => (
             <option key={a} value={a}>
@@ -75,7 +87,9 @@ export function AuditView({ path }: { path: string }) {
       {!error && entries.length === 0 && loading ? (
         <Spinner />
       ) : !error && shown.length === 0 ? (
-        <Empty title="No entries">{entries.length ? 'Nothing matches these filters on the loaded pages.' : 'Nothing has happened yet.'}</Empty>
+        <Empty title="No entries">
+          {entries.length ? 'Nothing matches these filters on the loaded pages.' : 'Nothing has happened yet.'}
+        </Empty>
       ) : (
         <div class="table-wrap">
           <table class="table audit-table">
@@ -100,7 +114,6 @@ export function AuditView({ path }: { path: string }) {
                     {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
                   </td>
                   <td>
-                    {e.actorType === 'token' ? '🔑 ' : ''}
                     {(e.actorId && names.get(e.actorId)) ?? (e.actorId ? `${e.actorId.slice(0, 8)}…` : '—')}
                     <span class="muted small"> · {e.actorType}</span>
                   </td>

@@ -7,7 +7,15 @@ import { Button, ErrorBanner, Field, FormError, Link, Spinner } from '../ui.js';
 
 type LoginResult = { token: string; user: SessionUser } | { mfaRequired: true; mfaToken: string };
 
-export function AuthCard({ title, subtitle, children }: { title: string; subtitle?: string; children: ComponentChildren }) {
+export function AuthCard({
+  title,
+  subtitle,
+  children,
+}: {
+  title: string;
+  subtitle?: string;
+  children: ComponentChildren;
+}) {
   return (
     <div class="auth-wrap">
       <div class="auth-card">

@@ -68,8 +68,12 @@ export function CompareView({ project, envs }: { project: Project; envs: Environ
       {summary && (
         <p class="diff-summary" data-testid="diff-summary">
           <span class="pill pill-warn">{summary.different} differ</span>
-          <span class="pill pill-bad">{summary.onlyA} only in {a}</span>
-          <span class="pill pill-ok">{summary.onlyB} only in {b}</span>
+          <span class="pill pill-bad">
+            {summary.onlyA} only in {a}
+          </span>
+          <span class="pill pill-ok">
+            {summary.onlyB} only in {b}
+          </span>
           <span class="pill pill-neutral">{summary.same} identical</span>
         </p>
       )}

@@ -37,13 +37,18 @@ export function ImportModal({
       api
         .get<{ vars: Variable[] }>(`/projects/${seg(project.id)}/envs/${seg(env)}/vars`)
         .then((r) =>
-          setExisting((m) => new Map(m).set(env, new Map(r.vars.map((v) => [v.key, v.value === '***' ? null : v.value])))),
+          setExisting((m) =>
+            new Map(m).set(env, new Map(r.vars.map((v) => [v.key, v.value === '***' ? null : v.value]))),
+          ),
         )
         .catch(setError);
     }
   }, [targets, existing, project.id]);
 
-  const preview = useMemo(() => (text.trim() ? previewDotenv(text, targets, existing) : null), [text, targets, existing]);
+  const preview = useMemo(
+    () => (text.trim() ? previewDotenv(text, targets, existing) : null),
+    [text, targets, existing],
+  );
 
   return (
     <Modal title="Import variables" onClose={onClose} wide>
@@ -69,10 +74,13 @@ export function ImportModal({
             setBusy(true);
             setError(undefined);
             try {
-              const res = await api.post<{ created: string[]; updated: string[] }>(`/projects/${seg(project.id)}/vars`, {
-                envs: targets,
-                items: preview.items.map((i) => ({ ...i, type })),
-              });
+              const res = await api.post<{ created: string[]; updated: string[] }>(
+                `/projects/${seg(project.id)}/vars`,
+                {
+                  envs: targets,
+                  items: preview.items.map((i) => ({ ...i, type })),
+                },
+              );
               setResult(res);
               toast(`${res.created.length} created, ${res.updated.length} updated`);
               await onSaved();
@@ -117,7 +125,9 @@ export function ImportModal({
                       type="checkbox"
                       checked={targets.includes(env.name)}
                       onChange={() =>
-                        setTargets(targets.includes(env.name) ? targets.filter((t) => t !== env.name) : [...targets, env.name])
+                        setTargets(
+                          targets.includes(env.name) ? targets.filter((t) => t !== env.name) : [...targets, env.name],
+                        )
                       }
                     />
                     <span class="env-dot" style={{ background: env.color }} aria-hidden="true" />
@@ -140,7 +150,7 @@ export function ImportModal({
             </div>
           )}
           {preview?.ok && (
-            <div class="preview" aria-label="Preview">
+            <section class="preview" aria-label="Preview">
               <h3>
                 Preview: {preview.items.length} variable{preview.items.length === 1 ? '' : 's'}
               </h3>
@@ -155,13 +165,14 @@ export function ImportModal({
                   <KeyList label="Unchanged" keys={p.unchanged} tone="neutral" />
                 </div>
               ))}
-            </div>
+            </section>
           )}
           <FormError error={error} />
           <div class="row-end">
             <Button onClick={onClose}>Cancel</Button>
             <Button type="submit" variant="primary" busy={busy} disabled={!preview?.ok || targets.length === 0}>
-              Save {preview?.ok ? preview.items.length : ''} variable{preview?.ok && preview.items.length === 1 ? '' : 's'}
+              Save {preview?.ok ? preview.items.length : ''} variable
+              {preview?.ok && preview.items.length === 1 ? '' : 's'}
             </Button>
           </div>
         </form>

@@ -1,12 +1,12 @@
-import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, seg } from '../api.js';
+import { useState } from 'preact/hooks';
+import { api, seg } from '../api.js';
+import { Icon } from '../icons.js';
 import { navigate } from '../router.js';
 import { isOwner, useSession } from '../session.js';
 import type { Environment, Project } from '../types.js';
 import {
   Async,
   Button,
-  EnvBadge,
   ErrorBanner,
   Field,
   FormError,
@@ -146,7 +146,15 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
   );
 }
 
-function EditProject({ project, onClose, onSaved }: { project: Project; onClose: () => void; onSaved: (p: Project) => void }) {
+function EditProject({
+  project,
+  onClose,
+  onSaved,
+}: {
+  project: Project;
+  onClose: () => void;
+  onSaved: (p: Project) => void;
+}) {
   const [name, setName] = useState(project.name);
   const [desc, setDesc] = useState(project.desc ?? '');
   const [color, setColor] = useState(project.color);
@@ -169,7 +177,14 @@ function EditProject({ project, onClose, onSaved }: { project: Project; onClose:
         }}
       >
         <Field label="Name" name="name" error={error}>
-          <input class="input" name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} required autofocus />
+          <input
+            class="input"
+            name="name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            required
+            autofocus
+          />
         </Field>
         <Field label="Description" name="desc" error={error}>
           <input class="input" name="desc" value={desc} onInput={(e) => setDesc(e.currentTarget.value)} />
@@ -217,6 +232,7 @@ export function EnvTabs({
           {e.name}
           {e.protected && (
             <span class="protected-badge" title="Protected: Developers have no access by default">
+              <Icon name="lock" size={10} />
               protected
             </span>
           )}
@@ -231,7 +247,15 @@ export function EnvTabs({
   );
 }
 
-export function AddEnv({ project, onClose, onAdded }: { project: Project; onClose: () => void; onAdded: (name: string) => void }) {
+export function AddEnv({
+  project,
+  onClose,
+  onAdded,
+}: {
+  project: Project;
+  onClose: () => void;
+  onAdded: (name: string) => void;
+}) {
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
@@ -274,24 +298,3 @@ export function AddEnv({ project, onClose, onAdded }: { project: Project; onClos
     </Modal>
   );
 }
-
-/** Small helper used by several views: the env record with a fallback colour. */
-export function envColor(envs: Environment[], name: string): string {
-  return envs.find((e) => e.name === name)?.color ?? '#64748b';
-}
-
-export function useEnvVarsOnce<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [data, setData] = useState<T | undefined>();
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    setData(undefined);
-    setError(undefined);
-    load()
-      .then(setData)
-      .catch((e) => setError(e instanceof ApiError ? e : new Error(String(e))));
-    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller lists what the request depends on
-  }, deps);
-  return { data, error };
-}
-
-export { EnvBadge };

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, seg } from '../api.js';
-import type { EnvPermission, Environment, Member, Project, ProjectMember, ProjectRole } from '../types.js';
+import type { Environment, EnvPermission, Member, Project, ProjectMember, ProjectRole } from '../types.js';
 import { Async, Button, Empty, ErrorBanner, useAsync, useToast } from '../ui.js';
 
 const ROLES: ProjectRole[] = ['Admin', 'Developer', 'Read-only'];
@@ -40,8 +40,8 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
           return (
             <>
               <p class="note">
-                Workspace Owners see every project. Members see a project once they have a role in it; each cell overrides
-                the role's default for one environment.
+                Workspace Owners see every project. Members see a project once they have a role in it; each cell
+                overrides the role's default for one environment.
               </p>
               {members.length === 0 ? (
                 <Empty title="No project members">Add workspace members below to give them access.</Empty>
@@ -75,7 +75,10 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                               aria-label={`Role of ${m.name}`}
                               value={m.role}
                               onChange={(e) =>
-                                run(() => api.put(`${base}/${seg(m.userId)}`, { role: e.currentTarget.value }), `${m.name} is now ${e.currentTarget.value}`)
+                                run(
+                                  () => api.put(`${base}/${seg(m.userId)}`, { role: e.currentTarget.value }),
+                                  `${m.name} is now ${e.currentTarget.value}`,
+                                )
                               }
                             >
                               {ROLES.map((r) => (
@@ -114,7 +117,9 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                               size="sm"
                               variant="ghost"
                               class="danger-text"
-                              onClick={() => run(() => api.del(`${base}/${seg(m.userId)}`), `${m.name} removed from ${project.name}`)}
+                              onClick={() =>
+                                run(() => api.del(`${base}/${seg(m.userId)}`), `${m.name} removed from ${project.name}`)
+                              }
                             >
                               Remove
                             </Button>
@@ -130,10 +135,17 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                 onSubmit={(e) => {
                   e.preventDefault();
                   if (!addUser) return;
-                  void run(() => api.put(`${base}/${seg(addUser)}`, { role: addRole }), 'Member added').then(() => setAddUser(''));
+                  void run(() => api.put(`${base}/${seg(addUser)}`, { role: addRole }), 'Member added').then(() =>
+                    setAddUser(''),
+                  );
                 }}
               >
-                <select class="input" aria-label="Workspace member" value={addUser} onChange={(e) => setAddUser(e.currentTarget.value)}>
+                <select
+                  class="input"
+                  aria-label="Workspace member"
+                  value={addUser}
+                  onChange={(e) => setAddUser(e.currentTarget.value)}
+                >
                   <option value="">{candidates.length ? 'Add a workspace member…' : 'Everyone is already here'}</option>
                   {candidates.map((m) => (
                     <option key={m.id} value={m.id}>
@@ -141,7 +153,12 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                     </option>
                   ))}
                 </select>
-                <select class="input" aria-label="Project role" value={addRole} onChange={(e) => setAddRole(e.currentTarget.value as ProjectRole)}>
+                <select
+                  class="input"
+                  aria-label="Project role"
+                  value={addRole}
+                  onChange={(e) => setAddRole(e.currentTarget.value as ProjectRole)}
+                >
                   {ROLES.map((r) => (
                     <option key={r}>{r}</option>
                   ))}

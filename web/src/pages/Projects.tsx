@@ -4,17 +4,27 @@ import { navigate } from '../router.js';
 import type { Project } from '../types.js';
 import { Async, Button, Empty, Field, FormError, Link, Modal, PageHeader, useAsync, useToast } from '../ui.js';
 
-export const PALETTE = ['#6366f1', '#0ea5e9', '#10b981', '#f59e0b', '#ef4444', '#ec4899', '#8b5cf6', '#14b8a6', '#64748b'];
+export const PALETTE = [
+  '#6366f1',
+  '#0ea5e9',
+  '#10b981',
+  '#f59e0b',
+  '#ef4444',
+  '#ec4899',
+  '#8b5cf6',
+  '#14b8a6',
+  '#64748b',
+];
 
 export function ColorPicker({ value, onChange }: { value: string; onChange: (c: string) => void }) {
   return (
-    <div class="swatches" role="radiogroup" aria-label="Colour">
+    <fieldset class="swatches">
+      <legend class="sr-only">Colour</legend>
       {PALETTE.map((c) => (
         <button
           type="button"
           key={c}
-          role="radio"
-          aria-checked={value.toLowerCase() === c}
+          aria-pressed={value.toLowerCase() === c}
           aria-label={c}
           class="swatch"
           style={{ background: c }}
@@ -28,7 +38,7 @@ export function ColorPicker({ value, onChange }: { value: string; onChange: (c: 
         value={value}
         onInput={(e) => onChange(e.currentTarget.value)}
       />
-    </div>
+    </fieldset>
   );
 }
 
@@ -134,7 +144,14 @@ function CreateProject({ onClose, onCreated }: { onClose: () => void; onCreated:
         }}
       >
         <Field label="Name" name="name" error={error}>
-          <input class="input" name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} required autofocus />
+          <input
+            class="input"
+            name="name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            required
+            autofocus
+          />
         </Field>
         <Field label="Description" name="desc" error={error} hint="Optional.">
           <input class="input" name="desc" value={desc} onInput={(e) => setDesc(e.currentTarget.value)} />

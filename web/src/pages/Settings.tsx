@@ -5,7 +5,19 @@ import { navigate } from '../router.js';
 import { isOwner, useSession } from '../session.js';
 import type { Billing, Connections, Stats } from '../types.js';
 import type { BackupCodes, MfaSetup } from '../types-pending.js';
-import { Async, Button, CopyButton, ErrorBanner, Field, FormError, PageHeader, Pill, Spinner, useAsync, useToast } from '../ui.js';
+import {
+  Async,
+  Button,
+  CopyButton,
+  ErrorBanner,
+  Field,
+  FormError,
+  PageHeader,
+  Pill,
+  Spinner,
+  useAsync,
+  useToast,
+} from '../ui.js';
 
 export function SettingsPage() {
   return (
@@ -61,7 +73,8 @@ function Profile() {
         </Field>
         <Field label="Email">
           <div class="static-value">
-            {user.email} {user.emailVerifiedAt ? <Pill tone="ok">verified</Pill> : <Pill tone="warn">not verified</Pill>}
+            {user.email}{' '}
+            {user.emailVerifiedAt ? <Pill tone="ok">verified</Pill> : <Pill tone="warn">not verified</Pill>}
           </div>
         </Field>
         <FormError error={error} fields={['name']} />
@@ -111,7 +124,12 @@ function Password() {
             required
           />
         </Field>
-        <Field label="New password" name="newPassword" error={error} hint="8 to 128 characters. You will be logged out.">
+        <Field
+          label="New password"
+          name="newPassword"
+          error={error}
+          hint="8 to 128 characters. You will be logged out."
+        >
           <input
             class="input"
             type="password"
@@ -159,7 +177,9 @@ function TwoFactor() {
           <div class="alert alert-ok" role="status">
             Two-factor authentication is on. You were logged out of other sessions.
           </div>
-          <p>Save these backup codes somewhere safe. Each works once if you lose your device; they are not shown again.</p>
+          <p>
+            Save these backup codes somewhere safe. Each works once if you lose your device; they are not shown again.
+          </p>
           <ul class="backup-codes" data-testid="backup-codes">
             {codes.map((c) => (
               <li key={c}>
@@ -199,9 +219,15 @@ function TwoFactor() {
             setBusy(false);
           }}
         >
-          <p>Scan this code with an authenticator app (1Password, Google Authenticator, …), then enter the 6-digit code.</p>
+          <p>
+            Scan this code with an authenticator app (1Password, Google Authenticator, …), then enter the 6-digit code.
+          </p>
           <div class="qr-row">
-            {qr ? <img class="qr" src={qr} alt="QR code for your authenticator app" width={200} height={200} /> : <Spinner />}
+            {qr ? (
+              <img class="qr" src={qr} alt="QR code for your authenticator app" width={200} height={200} />
+            ) : (
+              <Spinner />
+            )}
             <div class="stack">
               <span class="muted small">Or enter this key by hand:</span>
               <code class="secret-key" data-testid="mfa-secret">
@@ -288,8 +314,19 @@ function WorkspaceName() {
           setBusy(false);
         }}
       >
-        <Field label="Name" name="name" error={error} hint={owner ? undefined : 'Only Owners can rename the workspace.'}>
-          <input class="input" value={name} onInput={(e) => setName(e.currentTarget.value)} disabled={!owner} required />
+        <Field
+          label="Name"
+          name="name"
+          error={error}
+          hint={owner ? undefined : 'Only Owners can rename the workspace.'}
+        >
+          <input
+            class="input"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            disabled={!owner}
+            required
+          />
         </Field>
         <FormError error={error} fields={['name']} />
         {owner && (
@@ -314,7 +351,14 @@ function Meter({ label, used, limit }: { label: string; used: number; limit: num
           {used} / {limit < 0 ? 'unlimited' : limit}
         </span>
       </div>
-      <div class="meter-bar" role="progressbar" aria-label={label} aria-valuenow={pct} aria-valuemin={0} aria-valuemax={100}>
+      <div
+        class="meter-bar"
+        role="progressbar"
+        aria-label={label}
+        aria-valuenow={pct}
+        aria-valuemin={0}
+        aria-valuemax={100}
+      >
         <span class={pct >= 100 ? 'full' : pct >= 80 ? 'high' : ''} style={{ width: `${limit < 0 ? 4 : pct}%` }} />
       </div>
     </div>
@@ -331,7 +375,10 @@ function Plan() {
           <div class="stack">
             <div>
               Plan <Pill tone="info">{b.plan}</Pill>
-              <span class="muted small"> · environments per project: {b.limits.envsPerProject < 0 ? 'unlimited' : b.limits.envsPerProject}</span>
+              <span class="muted small">
+                {' '}
+                · environments per project: {b.limits.envsPerProject < 0 ? 'unlimited' : b.limits.envsPerProject}
+              </span>
             </div>
             <Meter label="Projects" used={b.usage.projects} limit={b.limits.projects} />
             <Meter label="Members (pending invites count)" used={b.usage.members} limit={b.limits.members} />
@@ -376,8 +423,8 @@ function Operator() {
               {c.operator.connected ? 'Connected' : 'Not connected'}
             </div>
             <p class="muted small">
-              Last sync: {c.operator.lastSync ? relativeTime(c.operator.lastSync) : 'never'}. The operator counts as connected
-              when it pulled in the last 10 minutes (with <code>X-Svcenv-Client: operator</code>).
+              Last sync: {c.operator.lastSync ? relativeTime(c.operator.lastSync) : 'never'}. The operator counts as
+              connected when it pulled in the last 10 minutes (with <code>X-Svcenv-Client: operator</code>).
             </p>
           </div>
         )}

@@ -17,8 +17,13 @@ export function TeamPage() {
   const [removing, setRemoving] = useState<Member | null>(null);
   return (
     <>
-      <PageHeader title="Team" subtitle={`Members of ${user.workspaceName}. Project access is set on each project's Members tab.`} />
-      {owner && <InviteForm onInvited={() => Promise.all([members.reload(), invites.reload()]).then(() => undefined)} />}
+      <PageHeader
+        title="Team"
+        subtitle={`Members of ${user.workspaceName}. Project access is set on each project's Members tab.`}
+      />
+      {owner && (
+        <InviteForm onInvited={() => Promise.all([members.reload(), invites.reload()]).then(() => undefined)} />
+      )}
       <h2 class="section-title">Members</h2>
       <Async state={members}>
         {({ members: list }) => (
@@ -95,7 +100,9 @@ export function TeamPage() {
           <Async state={invites}>
             {({ invites: list }) =>
               list.length === 0 ? (
-                <Empty title="No pending invites">Invites to people without an account appear here until they accept.</Empty>
+                <Empty title="No pending invites">
+                  Invites to people without an account appear here until they accept.
+                </Empty>
               ) : (
                 <div class="table-wrap">
                   <table class="table">
@@ -188,7 +195,14 @@ function InviteForm({ onInvited }: { onInvited: () => Promise<void> }) {
       <h2 class="card-title">Invite someone</h2>
       <div class="inline-form">
         <Field label="Email" name="email" error={error}>
-          <input class="input" type="email" name="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} required />
+          <input
+            class="input"
+            type="email"
+            name="email"
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+            required
+          />
         </Field>
         <Field label="Role" name="wsRole" error={error}>
           <select class="input" value={role} onChange={(e) => setRole(e.currentTarget.value as WsRole)}>

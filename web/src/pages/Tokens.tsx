@@ -2,7 +2,20 @@ import { useState } from 'preact/hooks';
 import { api, seg } from '../api.js';
 import { dateOnly, relativeTime } from '../lib/format.js';
 import type { AccessToken, CreatedToken, Project } from '../types.js';
-import { Async, Button, Confirm, Empty, Field, FormError, Modal, OnceSecret, PageHeader, Pill, useAsync, useToast } from '../ui.js';
+import {
+  Async,
+  Button,
+  Confirm,
+  Empty,
+  Field,
+  FormError,
+  Modal,
+  OnceSecret,
+  PageHeader,
+  Pill,
+  useAsync,
+  useToast,
+} from '../ui.js';
 
 const EXPIRY = [
   { label: '30 days', value: 30 },
@@ -102,7 +115,13 @@ export function TokensPage() {
                             >
                               Rotate
                             </Button>
-                            <Button size="sm" variant="ghost" class="danger-text" aria-label={`Revoke ${t.name}`} onClick={() => setRevoking(t)}>
+                            <Button
+                              size="sm"
+                              variant="ghost"
+                              class="danger-text"
+                              aria-label={`Revoke ${t.name}`}
+                              onClick={() => setRevoking(t)}
+                            >
                               Revoke
                             </Button>
                           </div>
@@ -208,16 +227,24 @@ function CreateToken({
         }}
       >
         <Field label="Name" name="name" error={error} hint="Where it is used, e.g. github-actions-deploy.">
-          <input class="input" name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} required autofocus />
+          <input
+            class="input"
+            name="name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            required
+            autofocus
+          />
         </Field>
         <Field label="Scope" name="scope" error={error}>
-          <div class="seg" role="radiogroup" aria-label="Scope">
+          <fieldset class="seg">
+            <legend class="sr-only">Scope</legend>
             {(['read', 'write', 'deploy'] as const).map((s) => (
-              <button type="button" key={s} role="radio" aria-checked={scope === s} onClick={() => setScope(s)}>
+              <button type="button" key={s} aria-pressed={scope === s} onClick={() => setScope(s)}>
                 {s}
               </button>
             ))}
-          </div>
+          </fieldset>
         </Field>
         <p class="muted small">read and deploy can pull; write can also push.</p>
         <Field label="Project" name="projectId" error={error}>
@@ -241,7 +268,11 @@ function CreateToken({
         <fieldset class="fieldset">
           <legend>Environments</legend>
           <label class="check">
-            <input type="checkbox" checked={envs.includes('*')} onChange={() => setEnvs(envs.includes('*') ? [] : ['*'])} />
+            <input
+              type="checkbox"
+              checked={envs.includes('*')}
+              onChange={() => setEnvs(envs.includes('*') ? [] : ['*'])}
+            />
             Every environment
           </label>
           {!envs.includes('*') &&

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, api, seg } from '../api.js';
+import { Icon } from '../icons.js';
 import { expiresIn, relativeTime } from '../lib/format.js';
 import { isOwner, useSession } from '../session.js';
 import type { Environment, Project, Variable } from '../types.js';
@@ -44,7 +45,9 @@ export function VariablesView({
           canProtect={isOwner(user)}
           onToggleProtect={async () => {
             try {
-              await api.patch(`/projects/${seg(project.id)}/envs/${seg(current.name)}`, { protected: !current.protected });
+              await api.patch(`/projects/${seg(project.id)}/envs/${seg(current.name)}`, {
+                protected: !current.protected,
+              });
               await onEnvsChanged();
               toast(`${current.name} is ${current.protected ? 'no longer protected' : 'now protected'}`);
             } catch (e) {
@@ -145,7 +148,6 @@ function EnvPanel({
       return null;
     }
   };
-  // biome-ignore lint/correctness/useExhaustiveDependencies: load once per environment (the panel is keyed by it)
   useEffect(() => {
     void load();
   }, []);
@@ -201,9 +203,7 @@ function EnvPanel({
           Delete environment
         </Button>
       </div>
-      {forbiddenReveal && (
-        <p class="note">Values are masked: revealing them needs write permission on {env.name}.</p>
-      )}
+      {forbiddenReveal && <p class="note">Values are masked: revealing them needs write permission on {env.name}.</p>}
       <AddVarRow
         onAdd={async (item) => {
           const res = await api.post<{ created: string[]; updated: string[] }>(`/projects/${seg(project.id)}/vars`, {
@@ -215,7 +215,7 @@ function EnvPanel({
         }}
       />
       {selected.size > 0 && (
-        <div class="bulkbar" role="region" aria-label="Selection">
+        <section class="bulkbar" aria-label="Selection">
           <span>{selected.size} selected</span>
           <Button size="sm" variant="danger" onClick={() => setConfirmBulk(true)}>
             Delete selected
@@ -223,14 +223,17 @@ function EnvPanel({
           <Button size="sm" variant="ghost" onClick={() => setSelected(new Set())}>
             Clear
           </Button>
-        </div>
+        </section>
       )}
       {loadError ? (
         <ErrorBanner error={loadError} onRetry={load} />
       ) : !vars ? (
         <Spinner />
       ) : vars.length === 0 ? (
-        <Empty title={`No variables in ${env.name}`} action={<Button onClick={() => setImporting(true)}>Import a .env file</Button>}>
+        <Empty
+          title={`No variables in ${env.name}`}
+          action={<Button onClick={() => setImporting(true)}>Import a .env file</Button>}
+        >
           Add one above, or paste a whole .env file.
         </Empty>
       ) : (
@@ -293,7 +296,10 @@ function EnvPanel({
                     </td>
                     <td class="value-cell">
                       <div class="value-line">
-                        <code class={`var-value ${show.value === '***' ? 'masked' : ''}`} data-testid={`value-${v.key}`}>
+                        <code
+                          class={`var-value ${show.value === '***' ? 'masked' : ''}`}
+                          data-testid={`value-${v.key}`}
+                        >
                           {show.value === '***' ? '••••••••' : show.value || <span class="muted">(empty)</span>}
                         </code>
                         {v.type === 'secret' && !revealAll && (
@@ -305,7 +311,7 @@ function EnvPanel({
                             disabled={forbiddenReveal}
                             onClick={() => reveal(v.key)}
                           >
-                            {revealed.has(v.key) ? '◡' : '◉'}
+                            <Icon name={revealed.has(v.key) ? 'eyeOff' : 'eye'} />
                           </button>
                         )}
                       </div>
@@ -324,7 +330,9 @@ function EnvPanel({
                         type={v.type}
                         onToggle={async () => {
                           try {
-                            await api.put(`${base}/vars/${seg(v.key)}`, { type: v.type === 'secret' ? 'plain' : 'secret' });
+                            await api.put(`${base}/vars/${seg(v.key)}`, {
+                              type: v.type === 'secret' ? 'plain' : 'secret',
+                            });
                             await load();
                           } catch (e) {
                             toast(e instanceof Error ? e.message : String(e), 'error');
@@ -335,7 +343,12 @@ function EnvPanel({
                     <td class="col-meta muted small">{relativeTime(v.updatedAt)}</td>
                     <td class="col-actions">
                       <div class="row-actions">
-                        <Button size="sm" variant="ghost" onClick={() => setEditing(v.key)} aria-label={`Edit ${v.key}`}>
+                        <Button
+                          size="sm"
+                          variant="ghost"
+                          onClick={() => setEditing(v.key)}
+                          aria-label={`Edit ${v.key}`}
+                        >
                           Edit
                         </Button>
                         <Button
@@ -443,7 +456,7 @@ function TypeToggle({ type, onToggle }: { type: VarType; onToggle: () => void })
       title={`Make it ${type === 'secret' ? 'plain' : 'secret'}`}
       aria-label={`Type ${type}; switch to ${type === 'secret' ? 'plain' : 'secret'}`}
     >
-      {type === 'secret' ? '🔒 secret' : 'plain'}
+      {type}
     </button>
   );
 }
@@ -613,7 +626,10 @@ function ExportMenu({ base }: { base: string }) {
   const download = async (format: 'dotenv' | 'k8s', reveal: boolean) => {
     setOpen(false);
     try {
-      const { blob, filename } = await api.download(`${base}/export`, { format, ...(reveal ? { reveal: 'true' } : {}) });
+      const { blob, filename } = await api.download(`${base}/export`, {
+        format,
+        ...(reveal ? { reveal: 'true' } : {}),
+      });
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
       a.href = url;

@@ -2,8 +2,29 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, seg } from '../api.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { isOwner, useSession } from '../session.js';
-import { type CreatedWebhook, WEBHOOK_EVENTS, type Webhook, type WebhookDelivery, type WebhookEvent } from '../types-pending.js';
-import { Async, Button, Confirm, Empty, ErrorBanner, Field, FormError, Modal, OnceSecret, PageHeader, Pill, Spinner, useAsync, useToast } from '../ui.js';
+import {
+  type CreatedWebhook,
+  WEBHOOK_EVENTS,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookEvent,
+} from '../types-pending.js';
+import {
+  Async,
+  Button,
+  Confirm,
+  Empty,
+  ErrorBanner,
+  Field,
+  FormError,
+  Modal,
+  OnceSecret,
+  PageHeader,
+  Pill,
+  Spinner,
+  useAsync,
+  useToast,
+} from '../ui.js';
 
 function statusTone(s: number | null): string {
   if (s === null) return 'neutral';
@@ -43,7 +64,10 @@ export function WebhooksPage() {
       <Async state={hooks}>
         {({ webhooks }) =>
           webhooks.length === 0 ? (
-            <Empty title="No webhooks" action={owner && <Button onClick={() => setEditing('new')}>Create a webhook</Button>}>
+            <Empty
+              title="No webhooks"
+              action={owner && <Button onClick={() => setEditing('new')}>Create a webhook</Button>}
+            >
               Notify your deploy pipeline or chat when configuration changes.
             </Empty>
           ) : (
@@ -68,7 +92,9 @@ export function WebhooksPage() {
                       Last delivery:{' '}
                       {h.lastFiredAt ? (
                         <>
-                          <Pill tone={statusTone(h.lastStatus)}>{h.lastStatus === 0 ? 'no response' : h.lastStatus}</Pill>{' '}
+                          <Pill tone={statusTone(h.lastStatus)}>
+                            {h.lastStatus === 0 ? 'no response' : h.lastStatus}
+                          </Pill>{' '}
                           {relativeTime(h.lastFiredAt)}
                         </>
                       ) : (
@@ -148,7 +174,10 @@ export function WebhooksPage() {
             </Button>
           }
         >
-          <OnceSecret value={secret.secret} note="This signing secret is shown only once. Use it to verify X-Svcenv-Signature." />
+          <OnceSecret
+            value={secret.secret}
+            note="This signing secret is shown only once. Use it to verify X-Svcenv-Signature."
+          />
         </Modal>
       )}
       {deliveries && <Deliveries hook={deliveries} onClose={() => setDeliveries(null)} />}
@@ -180,7 +209,9 @@ function WebhookForm({
 }) {
   const [name, setName] = useState(hook?.name ?? '');
   const [url, setUrl] = useState(hook?.url ?? 'https://');
-  const [events, setEvents] = useState<WebhookEvent[]>(hook?.events ?? ['vars.bulk_upsert', 'var.update', 'var.delete']);
+  const [events, setEvents] = useState<WebhookEvent[]>(
+    hook?.events ?? ['vars.bulk_upsert', 'var.update', 'var.delete'],
+  );
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   return (
@@ -205,10 +236,29 @@ function WebhookForm({
         }}
       >
         <Field label="Name" name="name" error={error}>
-          <input class="input" name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} required autofocus />
+          <input
+            class="input"
+            name="name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            required
+            autofocus
+          />
         </Field>
-        <Field label="URL" name="url" error={error} hint="https:// — the server refuses private addresses unless configured.">
-          <input class="input mono" name="url" type="url" value={url} onInput={(e) => setUrl(e.currentTarget.value)} required />
+        <Field
+          label="URL"
+          name="url"
+          error={error}
+          hint="https:// — the server refuses private addresses unless configured."
+        >
+          <input
+            class="input mono"
+            name="url"
+            type="url"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+            required
+          />
         </Field>
         <fieldset class="fieldset">
           <legend>Events</legend>
@@ -245,7 +295,6 @@ function Deliveries({ hook, onClose }: { hook: Webhook; onClose: () => void }) {
       .get<{ deliveries: WebhookDelivery[] }>(`/workspace/webhooks/${seg(hook.id)}/deliveries`)
       .then((r) => setList(r.deliveries))
       .catch(setError);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: load once per webhook
   useEffect(() => {
     void load();
   }, [hook.id]);
