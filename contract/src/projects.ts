@@ -49,7 +49,8 @@ export const auditEntry = z.object({
   detail: z.unknown().nullable(),
   createdAt: timestamp,
 });
-export const auditPage = z.object({ logs: z.array(auditEntry), nextCursor: z.string().nullable() });
+/** `nextCursor` is "" on the last page. */
+export const auditPage = z.object({ logs: z.array(auditEntry), nextCursor: z.string() });
 
 export type Project = z.infer<typeof project>;
 export type Environment = z.infer<typeof environment>;

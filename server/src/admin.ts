@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const next = process.env.NEW_MASTER_KEY ? Buffer.from(process.env.NEW_MASTER_KEY, 'base64') : null;
-  if (command === 'rewrap-keys' && (!next || next.length !== 32)) {
+  if (command === 'rewrap-keys' && next?.length !== 32) {
     process.stderr.write('NEW_MASTER_KEY must be base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)\n');
     return 1;
   }

@@ -1,5 +1,7 @@
+import type { Selectable } from 'kysely';
 import { hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
+import type { ProjectsTable } from '../db/schema.js';
 import { AppError, forbidden, notFound } from '../lib/errors.js';
 import type { Permission, Principal, ProjectRole } from './principal.js';
 
@@ -11,16 +13,7 @@ import type { Permission, Principal, ProjectRole } from './principal.js';
  * intersection of that with its scope, its environment list and its project restriction (D32).
  */
 
-export interface ProjectRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  description: string | null;
-  color: string;
-  wrapped_key: string;
-  created_at: string;
-  updated_at: string;
-}
+export type ProjectRow = Selectable<ProjectsTable>;
 
 export interface EnvRow {
   id: string;

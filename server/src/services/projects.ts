@@ -330,13 +330,13 @@ export function encodeCursor(id: number): string {
   return Buffer.from(String(id)).toString('base64url');
 }
 export function decodeCursor(cursor: string | undefined): number | null {
-  if (cursor === undefined) return null;
+  if (cursor === undefined || cursor === '') return null;
   const id = Number(Buffer.from(cursor, 'base64url').toString());
   if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
   return id;
 }
 
-/** Audit page, newest first; `nextCursor` is null on the last page. */
+/** Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). */
 export async function auditPage(
   db: Db,
   filter: { workspaceId: string; projectId?: string },
@@ -363,7 +363,7 @@ export async function auditPage(
       detail: r.detail === null ? null : JSON.parse(r.detail),
       createdAt: r.created_at,
     })),
-    nextCursor: rows.length > limit ? encodeCursor(Number(page[page.length - 1]!.id)) : null,
+    nextCursor: rows.length > limit ? encodeCursor(Number(page[page.length - 1]!.id)) : '',
   };
 }
 

@@ -200,6 +200,20 @@ export async function bulkUpsert(
   return { created: [...created], updated: [...updated] };
 }
 
+/** The version and the history entry, with the environment's revision bump (pull cache key), in one place. */
+async function recordVersion(
+  trx: Db,
+  entry: Omit<HistoryInsert, 'changed_at' | 'changed_by'>,
+  by: Principal,
+  now: string,
+): Promise<void> {
+  await trx
+    .insertInto('variable_history')
+    .values({ ...entry, changed_by: by.userId, changed_at: now })
+    .execute();
+  await bumpRevision(trx, entry.environment_id);
+}
+
 async function currentVar(db: Db, environmentId: string, key: string) {
   return db
     .selectFrom('variables')
@@ -252,20 +266,19 @@ export async function updateVar(
       updated_at: now,
     };
     await trx.updateTable('variables').set(next).where('environment_id', '=', env.id).where('key', '=', key).execute();
-    await trx
-      .insertInto('variable_history')
-      .values({
+    await recordVersion(
+      trx,
+      {
         environment_id: env.id,
         key,
         type: next.type,
         value_sealed: next.value_sealed,
         expires_at: next.expires_at,
         action: 'updated',
-        changed_by: principal.userId,
-        changed_at: now,
-      })
-      .execute();
-    await bumpRevision(trx, env.id);
+      },
+      principal,
+      now,
+    );
     const fields = Object.keys(input).filter((f) => input[f as keyof typeof input] !== undefined);
     await recordAudit(
       trx,
@@ -434,20 +447,19 @@ export async function restore(
       .values({ environment_id: env.id, key, created_at: now, ...values })
       .onConflict((oc) => oc.columns(['environment_id', 'key']).doUpdateSet(values))
       .execute();
-    await trx
-      .insertInto('variable_history')
-      .values({
+    await recordVersion(
+      trx,
+      {
         environment_id: env.id,
         key,
         type: entry.type,
         value_sealed: entry.value_sealed,
         expires_at: entry.expires_at,
         action: 'restored',
-        changed_by: principal.userId,
-        changed_at: now,
-      })
-      .execute();
-    await bumpRevision(trx, env.id);
+      },
+      principal,
+      now,
+    );
     await recordAudit(
       trx,
       auditRow(deps.clock, principal, {
