@@ -263,6 +263,117 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await guest.context.close();
   });
 
+  // Pending on main until the account-security work lands (/v1/me/mfa/*, D12): skipped, with this note, while
+  // the server answers 404 there; it runs unchanged once the endpoints exist.
+  it('sets up two-factor with the QR code and backup codes, then logs in with a code', async (ctx) => {
+    const user = await signupUser(server, 'Turing');
+    const probe = await server.request('POST', '/v1/me/mfa/setup', { token: user.jwt });
+    if (probe.status === 404) return ctx.skip('pending: POST /v1/me/mfa/setup is not on this server yet (D12)');
+    const { page, context, problems } = await openTab(browser, server.url);
+    await login(page, user.email, user.password);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Set up two-factor' }).click();
+    const secret = (await page.getByTestId('mfa-secret').textContent())!.trim();
+    await expect
+      .poll(() => page.getByAltText('QR code for your authenticator app').getAttribute('src'))
+      .toMatch(/^data:image\/png/);
+    await page.getByLabel('Code from the app').fill('000000');
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('alert').waitFor(); // a wrong code is refused with the server's message
+    await page.getByLabel('Code from the app').fill(totp(secret));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    const codes = await page.getByTestId('backup-codes').locator('code').allTextContents();
+    expect(codes).toHaveLength(10);
+    await screenshot(page, 'two-factor-backup-codes');
+    await page.getByRole('button', { name: 'Done, log in again' }).click();
+
+    // Log in: password, then the second step. The enabling code's step is spent (D13), so use the next one.
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByLabel('Authentication code').fill(totp(secret, Date.now() + 30_000));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    // A backup code works once.
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByLabel('Authentication code').fill(codes[0]!);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(problems).toEqual([]);
+    await screenshot(page, 'two-factor-login');
+    await context.close();
+  });
+
+  // Pending on main until the events work lands (/v1/workspace/webhooks*, D35): skipped, with this note, while
+  // the server answers 404 there; it runs unchanged once the endpoints exist.
+  it('creates a webhook, shows its secret once, sends a test ping and lists the delivery', async (ctx) => {
+    const owner = await signupUser(server, 'Liskov');
+    const probe = await server.request('GET', '/v1/workspace/webhooks', { token: owner.jwt });
+    if (probe.status === 404) return ctx.skip('pending: /v1/workspace/webhooks is not on this server yet (D35)');
+    const received: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+    const receiver: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => {
+        body += d;
+      });
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/svcenv`;
+    try {
+      const { page, context, problems } = await openTab(browser, server.url);
+      await login(page, owner.email, owner.password);
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText('No webhooks').waitFor();
+      await page.getByRole('button', { name: 'New webhook' }).click();
+      const dlg = page.getByRole('dialog', { name: 'New webhook' });
+      await dlg.getByLabel('Name').fill('deploy-bot');
+      await dlg.getByLabel('URL').fill(url);
+      await dlg.getByRole('checkbox', { name: 'vars.pull' }).check();
+      await dlg.getByRole('button', { name: 'Create webhook' }).click();
+      const secret = (await page.getByTestId('once-secret').textContent())!;
+      expect(secret).toMatch(/^whsec_/);
+      await page.getByRole('button', { name: 'I have saved it' }).click();
+      await page.getByRole('button', { name: 'Send test' }).click();
+      await expect.poll(() => received.length, { timeout: 15_000 }).toBeGreaterThan(0);
+      const { createHmac } = await import('node:crypto');
+      const first = received[0]!;
+      expect(first.headers['x-svcenv-signature']).toBe(
+        `sha256=${createHmac('sha256', secret).update(first.body).digest('hex')}`,
+      );
+      expect(JSON.parse(first.body).event).toBe('ping');
+
+      await page.getByRole('button', { name: 'Deliveries' }).click();
+      const log = page.getByRole('dialog', { name: 'Deliveries of deploy-bot' });
+      await expect
+        .poll(
+          async () => {
+            await log.getByRole('button', { name: 'Refresh' }).click();
+            return log.getByTestId('deliveries').textContent();
+          },
+          { timeout: 15_000 },
+        )
+        .toContain('204');
+      await expect.poll(() => log.getByTestId('deliveries').textContent()).toContain('ping');
+      await screenshot(page, 'webhook-deliveries');
+      await log.getByRole('button', { name: 'Close' }).click();
+      // Pause it from the list.
+      await page.getByRole('checkbox', { name: 'deploy-bot active' }).uncheck();
+      await page.getByText('paused').waitFor();
+      expect(problems).toEqual([]);
+      await screenshot(page, 'webhooks');
+      await context.close();
+    } finally {
+      receiver.close();
+    }
+  });
+
   it('works with the keyboard alone at 390 px: menu, dialog, form', async () => {
     const user = await signupUser(server, 'Kay');
     const project = await createProject(server, user.jwt, { name: 'mobile-app', color: '#ec4899' });

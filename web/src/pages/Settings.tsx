@@ -151,15 +151,21 @@ function Password() {
   );
 }
 
-/** D12/D13: setup → QR + secret → confirm with a code → backup codes shown once. */
+/**
+ * D12/D13: setup → QR + secret → confirm with a code → backup codes shown once. Enabling ends every
+ * earlier session (D9), this one included, so the user logs in again with the new second factor. The
+ * session does not say whether two-factor is on: a setup answered 409 means it is, and then the card
+ * offers new backup codes and turning it off (both need a current code).
+ */
 function TwoFactor() {
   const [setup, setSetup] = useState<MfaSetup | null>(null);
+  const [enabled, setEnabled] = useState(false);
   const [qr, setQr] = useState<string | null>(null);
   const [code, setCode] = useState('');
-  const [codes, setCodes] = useState<string[] | null>(null);
+  const [codes, setCodes] = useState<{ list: string[]; relogin: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
-  const [enabledNow, setEnabledNow] = useState(false);
+  const toast = useToast();
 
   useEffect(() => {
     if (!setup) return;
@@ -170,27 +176,63 @@ function TwoFactor() {
       .catch(setError);
   }, [setup]);
 
+  const submit = (fn: () => Promise<void>) => async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+      setCode('');
+    } catch (err) {
+      setError(err);
+    }
+    setBusy(false);
+  };
+  const codeField = (label: string) => (
+    <Field label={label} name="code" error={error}>
+      <input
+        class="input input-code"
+        inputMode="numeric"
+        autocomplete="one-time-code"
+        value={code}
+        onInput={(e) => setCode(e.currentTarget.value)}
+        required
+        autofocus
+      />
+    </Field>
+  );
+
   if (codes) {
     return (
       <Card title="Two-factor authentication">
         <div class="stack">
           <div class="alert alert-ok" role="status">
-            Two-factor authentication is on. You were logged out of other sessions.
+            {codes.relogin
+              ? 'Two-factor authentication is on.'
+              : 'New backup codes generated; the old ones no longer work.'}
           </div>
           <p>
             Save these backup codes somewhere safe. Each works once if you lose your device; they are not shown again.
           </p>
           <ul class="backup-codes" data-testid="backup-codes">
-            {codes.map((c) => (
+            {codes.list.map((c) => (
               <li key={c}>
                 <code>{c}</code>
               </li>
             ))}
           </ul>
           <div class="row-end">
-            <CopyButton text={codes.join('\n')} label="Copy all" />
-            <Button variant="primary" onClick={() => setCodes(null)}>
-              Done
+            <CopyButton text={codes.list.join('\n')} label="Copy all" />
+            <Button
+              variant="primary"
+              onClick={() => {
+                if (!codes.relogin) return setCodes(null);
+                // D9: enabling two-factor ended this session; log in again with the authenticator.
+                setToken(null);
+                navigate('/login', true);
+              }}
+            >
+              {codes.relogin ? 'Done, log in again' : 'Done'}
             </Button>
           </div>
         </div>
@@ -202,22 +244,11 @@ function TwoFactor() {
       <Card title="Two-factor authentication">
         <form
           class="stack"
-          onSubmit={async (e) => {
-            e.preventDefault();
-            setBusy(true);
-            setError(undefined);
-            try {
-              const res = await api.post<BackupCodes & { token?: string }>('/me/mfa/enable', { code });
-              // D9: enabling two-factor ends earlier sessions; a server that returns a fresh JWT keeps us in.
-              if (res.token) setToken(res.token);
-              setCodes(res.backupCodes);
-              setSetup(null);
-              setEnabledNow(true);
-            } catch (err) {
-              setError(err);
-            }
-            setBusy(false);
-          }}
+          onSubmit={submit(async () => {
+            const res = await api.post<BackupCodes>('/me/mfa/enable', { code });
+            setCodes({ list: res.backupCodes, relogin: true });
+            setSetup(null);
+          })}
         >
           <p>
             Scan this code with an authenticator app (1Password, Google Authenticator, …), then enter the 6-digit code.
@@ -235,18 +266,9 @@ function TwoFactor() {
               </code>
             </div>
           </div>
-          <Field label="Code from the app" name="code" error={error}>
-            <input
-              class="input input-code"
-              inputMode="numeric"
-              autocomplete="one-time-code"
-              value={code}
-              onInput={(e) => setCode(e.currentTarget.value)}
-              required
-              autofocus
-            />
-          </Field>
+          {codeField('Code from the app')}
           <FormError error={error} fields={['code']} />
+          <p class="muted small">Turning it on logs you out everywhere; log in again with a code.</p>
           <div class="row-end">
             <Button onClick={() => setSetup(null)}>Cancel</Button>
             <Button type="submit" variant="primary" busy={busy}>
@@ -257,11 +279,47 @@ function TwoFactor() {
       </Card>
     );
   }
+  if (enabled) {
+    return (
+      <Card title="Two-factor authentication">
+        <form
+          class="stack"
+          onSubmit={(e) => {
+            const action = ((e as SubmitEvent).submitter as HTMLButtonElement | null)?.value;
+            return submit(async () => {
+              if (action === 'disable') {
+                await api.post('/me/mfa/disable', { code });
+                toast('Two-factor authentication is off. Log in again.');
+                setToken(null);
+                navigate('/login', true);
+              } else {
+                const res = await api.post<BackupCodes>('/me/mfa/backup-codes', { code });
+                setCodes({ list: res.backupCodes, relogin: false });
+              }
+            })(e);
+          }}
+        >
+          <div>
+            <Pill tone="ok">on</Pill> <span class="muted">A code is asked for at every login.</span>
+          </div>
+          {codeField('Current code or a backup code')}
+          <FormError error={error} fields={['code']} />
+          <div class="row-end">
+            <Button type="submit" value="codes" busy={busy}>
+              New backup codes
+            </Button>
+            <Button type="submit" value="disable" variant="danger" busy={busy}>
+              Turn off
+            </Button>
+          </div>
+        </form>
+      </Card>
+    );
+  }
   return (
     <Card title="Two-factor authentication">
       <div class="stack">
         <p class="muted">Ask for a code from an authenticator app at every login.</p>
-        {enabledNow && <Pill tone="ok">on</Pill>}
         <FormError error={error} />
         <div>
           <Button
@@ -272,11 +330,13 @@ function TwoFactor() {
               try {
                 setSetup(await api.post<MfaSetup>('/me/mfa/setup'));
               } catch (err) {
-                setError(
-                  err instanceof ApiError && err.status === 404
-                    ? new Error('Two-factor authentication is not available on this server yet.')
-                    : err,
-                );
+                if (err instanceof ApiError && err.status === 409) setEnabled(true);
+                else
+                  setError(
+                    err instanceof ApiError && err.status === 404
+                      ? new Error('Two-factor authentication is not available on this server yet.')
+                      : err,
+                  );
               }
               setBusy(false);
             }}
