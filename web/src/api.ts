@@ -99,9 +99,19 @@ async function send(method: string, path: string, opts: RequestOptions = {}): Pr
           typeof e === 'string' ? e : 'SERVER',
           parsed.message ?? `Request failed (${res.status})`,
         );
-  // A session that expired or was ended elsewhere (password change, D9): back to the login screen.
-  if (res.status === 401 && opts.auth !== false && jwt && path !== '/auth/login') setToken(null);
+  // A session that expired or was ended elsewhere (password change, D9): back to the login screen. A 401 can
+  // also be a wrong two-factor code (D12), so the session itself is asked before it is dropped.
+  if (res.status === 401 && opts.auth !== false && jwt) void checkSession(jwt);
   throw err;
+}
+
+async function checkSession(token: string): Promise<void> {
+  try {
+    const res = await fetch('/v1/auth/session', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+    if (res.status === 401 && jwt === token) setToken(null);
+  } catch {
+    // Offline: keep the session; the next request tells.
+  }
 }
 
 export const api = {

@@ -65,6 +65,8 @@ export async function openTab(browser: Browser, baseURL: string, width = 1280): 
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(artifacts, { recursive: true });
+  // From the top, so sticky headers sit where a person sees them.
+  await page.evaluate(() => scrollTo(0, 0));
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 }
 

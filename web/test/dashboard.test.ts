@@ -47,7 +47,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
   }
 
   it('signs up, creates a project, edits variables with references, reveals, restores history, imports, compares and exports', async () => {
@@ -253,7 +253,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await guest.page.getByLabel('Password').fill('another good password');
     await guest.page.getByRole('button', { name: 'Create account' }).click();
     await guest.page.getByRole('button', { name: 'Accept invitation' }).click();
-    await guest.page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await guest.page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
     await expect.poll(() => guest.page.locator('.ws-name').textContent()).toBe("Hopper's workspace");
     // A Member sees only projects they were added to (D23).
     await guest.page.getByText('No projects yet').waitFor();
@@ -293,7 +293,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByLabel('Authentication code').fill(totp(secret, Date.now() + 30_000));
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Log out' }).click();
     // A backup code works once.
     await page.getByLabel('Email').fill(user.email);
@@ -301,7 +301,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByLabel('Authentication code').fill(codes[0]!);
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
     expect(problems).toEqual([]);
     await screenshot(page, 'two-factor-login');
     await context.close();
