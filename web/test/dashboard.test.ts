@@ -242,8 +242,6 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     const mail = await smtp.waitFor(invitee);
     const link = /https?:\/\/\S+\/invite\?token=[\w-]+/.exec(mail.text)?.[0];
     expect(link).toBeTruthy();
-    await screenshot(page, 'team');
-    await context.close();
 
     const guest = await openTab(browser, server.url, 390);
     await guest.page.goto(link!.replace(/^https?:\/\/[^/]+/, ''));
@@ -257,7 +255,30 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await expect.poll(() => guest.page.locator('.ws-name').textContent()).toBe("Hopper's workspace");
     // A Member sees only projects they were added to (D23).
     await guest.page.getByText('No projects yet').waitFor();
-    expect(owned.name).toBe('shared-svc');
+
+    // The Owner gives them the project as Developer, with write on the protected prod as an override.
+    await page.reload();
+    await page.getByRole('cell', { name: /Lin/ }).waitFor();
+    await screenshot(page, 'team');
+    await page.goto(`/projects/${owned.id}?tab=members`);
+    await page.getByLabel('Workspace member').selectOption({ label: `Lin (${invitee})` });
+    await page.getByLabel('Project role').selectOption('Developer');
+    await page.getByRole('button', { name: 'Add to project' }).click();
+    const prodCell = page.getByLabel('Lin on prod');
+    await expect.poll(() => prodCell.locator('option:checked').textContent()).toBe('default · none');
+    await prodCell.selectOption('write');
+    await expect.poll(() => prodCell.evaluate((el) => el.classList.contains('perm-override'))).toBe(true);
+    await screenshot(page, 'project-members');
+    // The workspace audit log records it, filterable by action.
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByLabel('Filter by action').selectOption('env_permission.set');
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    await page.getByLabel('Filter by action').selectOption('');
+    await screenshot(page, 'audit');
+    await context.close();
+
+    await guest.page.reload();
+    await guest.page.getByRole('link', { name: /shared-svc/ }).waitFor();
     expect(guest.problems).toEqual([]);
     await screenshot(guest.page, 'invite-accepted-390');
     await guest.context.close();

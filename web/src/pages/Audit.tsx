@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api } from '../api.js';
+import { ApiError, api } from '../api.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import type { AuditEntry, Member, AuditPage as Page } from '../types.js';
 import { Button, Empty, ErrorBanner, PageHeader, Spinner } from '../ui.js';
@@ -83,7 +83,13 @@ export function AuditView({ path }: { path: string }) {
           {shown.length} of {entries.length} loaded
         </span>
       </div>
-      {error ? <ErrorBanner error={error} onRetry={() => loadPage(null)} /> : null}
+      {error instanceof ApiError && error.status === 403 ? (
+        <Empty title="Only for Owners">
+          The workspace log spans every project. The log of a project you can see is on its Audit log tab.
+        </Empty>
+      ) : error ? (
+        <ErrorBanner error={error} onRetry={() => loadPage(null)} />
+      ) : null}
       {!error && entries.length === 0 && loading ? (
         <Spinner />
       ) : !error && shown.length === 0 ? (
@@ -112,6 +118,7 @@ export function AuditView({ path }: { path: string }) {
                   </td>
                   <td>
                     {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
+                    {e.detail != null && <div class="muted small audit-detail">{detailText(e.detail)}</div>}
                   </td>
                   <td>
                     {(e.actorId && names.get(e.actorId)) ?? (e.actorId ? `${e.actorId.slice(0, 8)}…` : '—')}
@@ -132,4 +139,15 @@ export function AuditView({ path }: { path: string }) {
       )}
     </section>
   );
+}
+
+/** A compact line for an entry's detail (never values, D36): `key: value` pairs, arrays joined. */
+export function detailText(detail: unknown): string {
+  if (typeof detail !== 'object' || detail === null) return String(detail);
+  const parts = Object.entries(detail as Record<string, unknown>).map(([k, v]) => {
+    const shown = Array.isArray(v) ? v.join(', ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+    return `${k}: ${shown}`;
+  });
+  const text = parts.join(' · ');
+  return text.length > 120 ? `${text.slice(0, 117)}…` : text;
 }

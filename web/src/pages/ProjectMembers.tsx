@@ -130,43 +130,47 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                   </table>
                 </div>
               )}
-              <form
-                class="inline-form"
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  if (!addUser) return;
-                  void run(() => api.put(`${base}/${seg(addUser)}`, { role: addRole }), 'Member added').then(() =>
-                    setAddUser(''),
-                  );
-                }}
-              >
-                <select
-                  class="input"
-                  aria-label="Workspace member"
-                  value={addUser}
-                  onChange={(e) => setAddUser(e.currentTarget.value)}
+              {candidates.length === 0 ? (
+                <p class="note">Every workspace member is in this project. Invite more people from Team.</p>
+              ) : (
+                <form
+                  class="inline-form"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    if (!addUser) return;
+                    void run(() => api.put(`${base}/${seg(addUser)}`, { role: addRole }), 'Member added').then(() =>
+                      setAddUser(''),
+                    );
+                  }}
                 >
-                  <option value="">{candidates.length ? 'Add a workspace member…' : 'Everyone is already here'}</option>
-                  {candidates.map((m) => (
-                    <option key={m.id} value={m.id}>
-                      {m.name} ({m.email})
-                    </option>
-                  ))}
-                </select>
-                <select
-                  class="input"
-                  aria-label="Project role"
-                  value={addRole}
-                  onChange={(e) => setAddRole(e.currentTarget.value as ProjectRole)}
-                >
-                  {ROLES.map((r) => (
-                    <option key={r}>{r}</option>
-                  ))}
-                </select>
-                <Button type="submit" variant="primary" disabled={!addUser}>
-                  Add to project
-                </Button>
-              </form>
+                  <select
+                    class="input"
+                    aria-label="Workspace member"
+                    value={addUser}
+                    onChange={(e) => setAddUser(e.currentTarget.value)}
+                  >
+                    <option value="">Add a workspace member…</option>
+                    {candidates.map((m) => (
+                      <option key={m.id} value={m.id}>
+                        {m.name} ({m.email})
+                      </option>
+                    ))}
+                  </select>
+                  <select
+                    class="input"
+                    aria-label="Project role"
+                    value={addRole}
+                    onChange={(e) => setAddRole(e.currentTarget.value as ProjectRole)}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                  <Button type="submit" variant="primary" disabled={!addUser}>
+                    Add to project
+                  </Button>
+                </form>
+              )}
             </>
           );
         }}
