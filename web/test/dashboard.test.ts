@@ -328,6 +328,46 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await context.close();
   });
 
+  // Pending on main until the account-security work lands (verify-email D11, /v1/me/workspaces D12): skipped,
+  // with this note, while the server answers 404 there; it runs unchanged once the endpoints exist.
+  it('verifies the email from the emailed link and switches between workspaces', async (ctx) => {
+    const other = await signupUser(server, 'Owner');
+    const probe = await server.request('GET', '/v1/me/workspaces', { token: other.jwt });
+    if (probe.status === 404)
+      return ctx.skip('pending: GET /v1/me/workspaces and verify-email are not on this server yet');
+    const { page, context, problems } = await openTab(browser, server.url);
+    const email = `noor-${Date.now()}@example.test`;
+    await page.goto('/signup');
+    await page.getByLabel('Your name').fill('Noor');
+    await page.getByLabel('Work email').fill(email);
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Please verify your email address').waitFor();
+    const mail = await smtp.waitFor(email, (m) => m.text.includes('/verify-email?token='));
+    const link = /https?:\/\/\S+\/verify-email\?token=[\w-]+/.exec(mail.text)![0];
+    await page.goto(link.replace(/^https?:\/\/[^/]+/, ''));
+    await page.getByText('Your email address is verified.').waitFor();
+    await page.getByRole('button', { name: 'Go to your projects' }).click();
+    await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
+    expect(await page.getByText('Please verify your email address').count()).toBe(0);
+
+    // An existing account invited elsewhere is added at once (spec); the switcher lists both workspaces.
+    const added = await server.request('POST', '/v1/workspace/invites', {
+      token: other.jwt,
+      body: { email, wsRole: 'Member' },
+    });
+    expect(added.status).toBe(200);
+    await page.getByRole('button', { name: "Noor's workspace" }).click();
+    await page.getByRole('menuitem', { name: /Owner's workspace/ }).click();
+    await expect.poll(() => page.locator('.ws-name').textContent()).toBe("Owner's workspace");
+    await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
+    await page.getByRole('button', { name: "Owner's workspace" }).click();
+    await page.getByRole('menuitem', { name: /Noor's workspace/ }).waitFor();
+    expect(problems).toEqual([]);
+    await screenshot(page, 'workspace-switcher');
+    await context.close();
+  });
+
   // Pending on main until the events work lands (/v1/workspace/webhooks*, D35): skipped, with this note, while
   // the server answers 404 there; it runs unchanged once the endpoints exist.
   it('creates a webhook, shows its secret once, sends a test ping and lists the delivery', async (ctx) => {
