@@ -35,6 +35,11 @@ function App() {
     setUser(res.user);
   }, []);
 
+  // After a verified email the signed-in session is re-read, so the banner goes away.
+  const onVerified = useCallback(() => {
+    if (getToken()) refresh().catch(() => undefined);
+  }, [refresh]);
+
   useEffect(() => {
     setUser(null);
     setError(undefined);
@@ -42,7 +47,8 @@ function App() {
   }, [token, refresh]);
 
   // Pages reachable signed in or not.
-  if (path === '/verify-email') return <VerifyEmailPage token={query.get('token')} signedIn={!!token} />;
+  if (path === '/verify-email')
+    return <VerifyEmailPage token={query.get('token')} signedIn={!!token} onVerified={onVerified} />;
   if (path === '/invite') return <InvitePage token={query.get('token')} />;
 
   if (!token) {

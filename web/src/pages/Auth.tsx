@@ -231,15 +231,26 @@ export function SignupPage() {
 }
 
 /** `/verify-email?token=...` from the signup email (D11); works signed in or not. */
-export function VerifyEmailPage({ token, signedIn }: { token: string | null; signedIn: boolean }) {
+export function VerifyEmailPage({
+  token,
+  signedIn,
+  onVerified,
+}: {
+  token: string | null;
+  signedIn: boolean;
+  onVerified: () => void;
+}) {
   const [state, setState] = useState<{ done?: boolean; error?: unknown }>({});
   useEffect(() => {
     if (!token) return;
     api
       .post('/auth/verify-email', { token }, { auth: false })
-      .then(() => setState({ done: true }))
+      .then(() => {
+        setState({ done: true });
+        onVerified();
+      })
       .catch((error) => setState({ error }));
-  }, [token]);
+  }, [token, onVerified]);
   return (
     <AuthCard title="Verify your email">
       {!token ? (
