@@ -1,4 +1,5 @@
 /** The wire contract shared by the server, the CLI and the dashboard. */
+export * from './account.js';
 export * from './auth.js';
 export * from './cli-releases.js';
 export * from './common.js';

@@ -13,9 +13,11 @@ import { JobQueue } from './jobs/queue.js';
 import type { Clock } from './lib/clock.js';
 import { deriveKey, ProjectKeyring } from './lib/crypto.js';
 import { logMailer, smtpMailer } from './lib/mail.js';
+import { RateLimiter, RedisLimitStore } from './lib/rate-limit.js';
 import { authRoutes } from './routes/auth.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
+import { meRoutes } from './routes/me.js';
 import { projectMemberRoutes } from './routes/project-members.js';
 import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
@@ -78,6 +80,15 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
     auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows)),
     renderCache: new RenderCache(),
     jobs,
+    limiter: new RateLimiter(
+      opts.clock,
+      opts.config.REDIS_URL ? new RedisLimitStore(opts.config.REDIS_URL, opts.config.REDIS_KEY_PREFIX) : null,
+      log,
+    ),
+    accountKeys: {
+      mfaSecret: deriveKey(opts.masterKey, 'mfa-totp-secret'),
+      backupCode: deriveKey(opts.masterKey, 'mfa-backup-code'),
+    },
     authn: {
       db,
       clock: opts.clock,
@@ -124,12 +135,17 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     // One line per request is written by the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
-    trustProxy: config.TRUST_PROXY,
+    // D4/D14: trust exactly one hop, the TLS-terminating proxy we are connected to, so the client address is
+    // the X-Forwarded-For entry that proxy appended; `true` would take the left-most entry, which the client
+    // writes itself and could change on every request to escape the login rate limit.
+    trustProxy: config.TRUST_PROXY ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   }) as unknown as FastifyInstance;
   const deps = buildDeps(opts, app.log);
+  app.addHook('onClose', () => deps.limiter.close());
+  await deps.limiter.ready();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -178,6 +194,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
 
   await app.register(healthRoutes, { deps });
   await app.register(authRoutes, { deps, prefix: '/v1' });
+  await app.register(meRoutes, { deps, prefix: '/v1' });
   await app.register(projectRoutes, { deps, prefix: '/v1' });
   await app.register(variableRoutes, { deps, prefix: '/v1' });
   await app.register(pullRoutes, { deps, prefix: '/v1' });

@@ -26,6 +26,8 @@ const configSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional(),
+  /** D2: prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('svcenv:'),
   /** D1: base64 of 32 random bytes. Without it, embedded mode generates DATA_DIR/master.key. */
   MASTER_KEY: z.string().optional(),
   /** D3: smtp://host:port; without it email is written to the log as one structured line. */
@@ -40,7 +42,10 @@ const configSchema = z.object({
   /** D4: PEM certificate and key; with both, the server serves HTTPS only (TLS 1.2+). */
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
-  /** D4: a TLS-terminating proxy is in front; also makes X-Forwarded-For the client address. */
+  /**
+   * D4: a TLS-terminating proxy is in front; the client address is then the last X-Forwarded-For entry
+   * (the one that proxy appended), which the login rate limit counts (D14).
+   */
   TRUST_PROXY: booleanFlag,
   /** D5: allow webhooks to loopback and private addresses. */
   WEBHOOK_ALLOW_PRIVATE: booleanFlag,

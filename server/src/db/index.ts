@@ -16,6 +16,7 @@ import {
 import pg from 'pg';
 import * as initial from './migrations/2026-11-22T00-initial.js';
 import * as jobs from './migrations/2026-11-22T01-jobs.js';
+import * as accountSecurity from './migrations/2026-11-22T02-account-security.js';
 import * as teams from './migrations/2026-11-22T04-teams.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -135,6 +136,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '2026-11-22T00-initial': { up: (db) => initial.up(db, dialect), down: initial.down },
     '2026-11-22T01-jobs': { up: (db) => jobs.up(db, dialect), down: jobs.down },
+    '2026-11-22T02-account-security': { up: (db) => accountSecurity.up(db, dialect), down: accountSecurity.down },
     '2026-11-22T04-teams': { up: (db) => teams.up(db), down: teams.down },
   };
 }

@@ -17,6 +17,9 @@ export interface Database {
   access_tokens: AccessTokensTable;
   audit_logs: AuditLogsTable;
   jobs: JobsTable;
+  mfa_backup_codes: MfaBackupCodesTable;
+  mfa_challenges: MfaChallengesTable;
+  email_verifications: EmailVerificationsTable;
   invites: InvitesTable;
 }
 
@@ -62,6 +65,8 @@ export interface UsersTable {
   email_verified_at: string | null;
   mfa_secret_sealed: string | null;
   mfa_enabled: Generated<number>;
+  /** D13: last accepted TOTP time step (unix time / 30 s); codes of this step or earlier are refused. */
+  mfa_last_step: number | null;
   created_at: string;
 }
 
@@ -169,5 +174,33 @@ export interface AuditLogsTable {
   actor_type: 'user' | 'token';
   /** JSON; never holds a variable value (D36). */
   detail: string | null;
+  created_at: string;
+}
+
+export interface MfaBackupCodesTable {
+  user_id: string;
+  /** HMAC-SHA256 of the normalised code under a key derived from the master key; never the code. */
+  code_hash: string;
+  created_at: string;
+}
+
+/** A login waiting for its second factor (the MFA-pending state); `token_hash` is SHA-256 of the mfaToken. */
+export interface MfaChallengesTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  /** Codes tried with this mfaToken; at 5 it is void (D13). */
+  attempts: Generated<number>;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface EmailVerificationsTable {
+  /** SHA-256 of the link's token; the token itself is only in the email. */
+  token_hash: string;
+  user_id: string;
+  /** The address the link was sent to; verifying marks the account only while its email is still this. */
+  email: string;
+  expires_at: string;
   created_at: string;
 }

@@ -6,10 +6,16 @@ import { newId, randomBase62, slugify } from '../lib/ids.js';
 import { auditRow, recordAudit } from './audit.js';
 import { signSessionJwt } from './authn.js';
 import type { Deps } from './deps.js';
+import { queueVerificationEmail } from './email-verification.js';
+import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
+import { createMfaChallenge, landingWorkspace, redeemMfaChallenge, userActor } from './mfa.js';
 import type { Principal } from './principal.js';
 
 /** D8: argon2id (the library's default algorithm) with OWASP-recommended memory and time cost. */
 const ARGON = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+
+export const hashPassword = (password: string) => argonHash(password, ARGON);
+export const verifyPassword = (hash: string, password: string) => argonVerify(hash, password).catch(() => false);
 
 /** Verified against when the email is unknown, so both failures take the same time (D8). */
 let dummyHash: Promise<string> | null = null;
@@ -85,28 +91,22 @@ export async function signup(deps: Deps, input: { name: string; email: string; p
       .insertInto('workspace_members')
       .values({ workspace_id: workspaceId, user_id: userId, ws_role: 'Owner', joined_at: now })
       .execute();
+    // D11: the verification email commits with the account, or neither does.
+    await queueVerificationEmail(deps, trx, { id: userId, name: input.name, email });
   });
+  deps.jobs.kick();
   const token = await signSessionJwt(deps.authn, { userId, workspaceId, sessionVersion: 0 });
   return { token, user: { id: userId, name: input.name, email } };
 }
 
-/** The workspace a login lands in: the earliest joined one. */
-async function defaultWorkspace(db: Db, userId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('workspace_members')
-    .select('workspace_id')
-    .where('user_id', '=', userId)
-    .orderBy('joined_at')
-    .executeTakeFirst();
-  return row?.workspace_id ?? null;
-}
-
 /**
- * Password login. Wrong email and wrong password give the same 401 (D8). The two-factor branch of the
- * account-security work slots in where the password has been verified.
+ * Password login (D8). The per-IP limit (D14) is applied by the route before this runs; here the per-account
+ * failure budget (ADR 0003) is checked before the password, and a wrong password spends from it. With
+ * two-factor on, the answer is an mfaToken instead of a session (spec "Login" MFA-pending).
  */
 export async function login(deps: Deps, input: { email: string; password: string }) {
   const email = normalizeEmail(input.email);
+  await assertAccountNotLocked(deps.limiter, email);
   const user = await deps.db
     .selectFrom('users')
     .select(['id', 'password_hash', 'session_version', 'mfa_enabled'])
@@ -114,36 +114,42 @@ export async function login(deps: Deps, input: { email: string; password: string
     .executeTakeFirst();
   dummyHash ??= argonHash('svcenv-dummy-password', ARGON);
   const ok = await argonVerify(user?.password_hash ?? (await dummyHash), input.password).catch(() => false);
-  const workspaceId = user ? await defaultWorkspace(deps.db, user.id) : null;
+  const workspaceId = user ? await landingWorkspace(deps.db, user.id) : null;
   if (!user || !ok || !workspaceId) {
+    if (!ok) await recordAccountFailure(deps.limiter, email);
     if (user && workspaceId) {
       await recordAudit(
         deps.db,
-        auditRow(deps.clock, systemPrincipal(user.id, workspaceId), { action: 'auth.login_failed' }),
+        auditRow(deps.clock, userActor(user.id, workspaceId), { action: 'auth.login_failed' }),
       );
     }
     throw unauthorized('wrong email or password');
+  }
+  if (user.mfa_enabled) {
+    // auth.login is recorded when verify-mfa completes the login, not here.
+    return { mfaRequired: true as const, mfaToken: await createMfaChallenge(deps, user.id) };
   }
   const token = await signSessionJwt(deps.authn, {
     userId: user.id,
     workspaceId,
     sessionVersion: user.session_version,
   });
-  await recordAudit(deps.db, auditRow(deps.clock, systemPrincipal(user.id, workspaceId), { action: 'auth.login' }));
+  await recordAudit(deps.db, auditRow(deps.clock, userActor(user.id, workspaceId), { action: 'auth.login' }));
   return { token, user: await sessionUser(deps.db, user.id, workspaceId) };
 }
 
-function systemPrincipal(userId: string, workspaceId: string): Principal {
-  return {
-    kind: 'user',
-    userId,
-    userName: '',
-    workspaceId,
-    wsRole: 'Member',
-    actorId: userId,
-    actorName: '',
-    token: null,
-  };
+/** POST /v1/auth/verify-mfa: the second factor (services/mfa.ts), then a full session JWT. */
+export async function verifyMfaLogin(deps: Deps, input: { mfaToken: string; code: string }) {
+  const done = await redeemMfaChallenge(deps, input);
+  const token = await signSessionJwt(deps.authn, done);
+  await recordAudit(
+    deps.db,
+    auditRow(deps.clock, userActor(done.userId, done.workspaceId), {
+      action: 'auth.login',
+      detail: { mfa: done.method },
+    }),
+  );
+  return { token, user: await sessionUser(deps.db, done.userId, done.workspaceId) };
 }
 
 export async function switchWorkspace(deps: Deps, principal: Principal, workspaceId: string) {

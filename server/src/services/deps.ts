@@ -3,8 +3,10 @@ import type { Db, Dialect } from '../db/index.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProjectKeyring } from '../lib/crypto.js';
+import type { RateLimiter } from '../lib/rate-limit.js';
 import type { AuditBatcher } from './audit.js';
 import type { AuthnDeps } from './authn.js';
+import type { AccountKeys } from './mfa.js';
 import type { RenderCache } from './pull.js';
 
 /** Everything services may use, wired once in app.ts. Services take the narrowest slice they need. */
@@ -19,4 +21,8 @@ export interface Deps {
   authn: AuthnDeps;
   /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
   jobs: JobQueue;
+  /** Rate limits (D14, D11), shared by all instances through Redis when REDIS_URL is set (D2). */
+  limiter: RateLimiter;
+  /** Master-key-derived keys for TOTP secrets and backup code digests (services/mfa.ts). */
+  accountKeys: AccountKeys;
 }
