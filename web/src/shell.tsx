@@ -4,7 +4,7 @@ import { ApiError, api, setToken } from './api.js';
 import { Icon } from './icons.js';
 import { navigate } from './router.js';
 import { useSession } from './session.js';
-import type { MyWorkspace } from './types-pending.js';
+import type { MyWorkspace } from './types.js';
 import { Link, useToast } from './ui.js';
 
 const NAV = [

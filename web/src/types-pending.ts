@@ -1,22 +1,8 @@
 /**
- * Shapes of endpoints that are specified (D12, D35) but whose contract schemas are not on main yet
- * (account security and webhooks are being built in parallel). Replace each with the contract's type
- * once it lands; they follow the decisions page field for field.
+ * Shapes of the webhook endpoints (D35), whose contract schemas are not on main yet (the events work is
+ * being built in parallel). Replace them with the contract's types once it lands; they follow D35 and the
+ * events branch's contract field for field.
  */
-export interface MyWorkspace {
-  id: string;
-  name: string;
-  slug: string;
-  wsRole: 'Owner' | 'Member';
-}
-export interface MfaSetup {
-  secret: string;
-  otpauthUrl: string;
-}
-export interface BackupCodes {
-  backupCodes: string[];
-}
-
 export const WEBHOOK_EVENTS = [
   'var.update',
   'var.delete',

@@ -6,6 +6,7 @@ import type {
   AccessToken,
   AuditEntry,
   auditPage,
+  backupCodesResponse,
   billing,
   connections,
   createTokenResponse,
@@ -14,6 +15,8 @@ import type {
   HistoryEntry,
   invitesResponse,
   Member,
+  mfaSetupResponse,
+  myWorkspacesResponse,
   Project,
   ProjectMember,
   SessionUser,
@@ -45,3 +48,6 @@ export type PendingInvite = z.infer<typeof invitesResponse>['invites'][number];
 export type WsRole = SessionUser['wsRole'];
 export type ProjectRole = ProjectMember['role'];
 export type EnvPermission = ProjectMember['envPermissions'][string];
+export type MyWorkspace = z.infer<typeof myWorkspacesResponse>['workspaces'][number];
+export type MfaSetup = z.infer<typeof mfaSetupResponse>;
+export type BackupCodes = z.infer<typeof backupCodesResponse>;

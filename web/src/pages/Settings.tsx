@@ -3,8 +3,7 @@ import { ApiError, api, setToken } from '../api.js';
 import { relativeTime } from '../lib/format.js';
 import { navigate } from '../router.js';
 import { isOwner, useSession } from '../session.js';
-import type { Billing, Connections, Stats } from '../types.js';
-import type { BackupCodes, MfaSetup } from '../types-pending.js';
+import type { BackupCodes, Billing, Connections, MfaSetup, Stats } from '../types.js';
 import {
   Async,
   Button,
