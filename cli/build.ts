@@ -83,6 +83,8 @@ export function build(opts: { targets?: readonly Target[]; version?: string; out
       '--compile',
       `--target=bun-${target}`,
       '--minify',
+      // Precompiled bytecode: the executable skips parsing its bundle at start (cold start ~3x faster).
+      '--bytecode',
       // A compiled svcenv must not read .env or bunfig.toml from the working directory on its own:
       // a .env there holds secrets (and could set SVCENV_TOKEN behind the user's back).
       '--no-compile-autoload-dotenv',

@@ -10,8 +10,15 @@ export interface Context {
   cwd: string;
   version: string;
   /** Streams for `run`, which forwards its child's output while it runs. */
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  /**
+   * The file descriptors behind stdout and stderr, when they are the process's own: `run` then writes
+   * to them directly and touches the streams only if a descriptor is non-blocking (creating Bun's
+   * process.stdout costs milliseconds at start).
+   */
+  readonly stdoutFd?: number;
+  readonly stderrFd?: number;
 }
 
 export interface CommandResult {

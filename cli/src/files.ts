@@ -1,14 +1,21 @@
 /** File writes that hold secrets. */
-import { randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+
+/**
+ * Random hex for temporary names and delimiters, from Web Crypto: importing node:crypto costs several
+ * milliseconds at start under Bun, on every command.
+ */
+export function randomHex(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+}
 
 /**
  * Writes `text` to `path` with mode 0600: a new file created 0600 beside it, then renamed over the
  * target, so readers never see a half-written file and an existing file's looser mode is replaced.
  */
 export function writeSecretFile(path: string, text: string): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = join(dirname(path), `.${basename(path)}.${randomHex(6)}.tmp`);
   try {
     writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
     chmodSync(tmp, 0o600);
@@ -27,7 +34,7 @@ export function appendGithubEnv(path: string, vars: ReadonlyMap<string, string>)
   let out = '';
   for (const [key, value] of vars) {
     let delimiter: string;
-    do delimiter = `SVCENV_EOF_${randomBytes(16).toString('hex')}`;
+    do delimiter = `SVCENV_EOF_${randomHex(16)}`;
     while (value.includes(delimiter));
     out += `${key}<<${delimiter}\n${value}\n${delimiter}\n`;
   }

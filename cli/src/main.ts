@@ -3,15 +3,29 @@
  * The svcenv executable. The only place that prints results and errors and calls process.exit
  * (engineering guide #12; D37a: 0 on success, 1 on any error, API errors printed with their code).
  */
+import { writeSync } from 'node:fs';
 import { dispatch } from './cli.js';
+import type { Context } from './command.js';
 import { CliError } from './errors.js';
 import { VERSION } from './platform.js';
 
-function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
-  return new Promise((resolve) => {
-    if (!text) return resolve();
-    stream.write(text, () => resolve());
-  });
+/**
+ * Writes to fd 1 or 2 with blocking write(2) calls: process.stdout and process.stderr are created
+ * only if the descriptor is non-blocking (EAGAIN), since creating them costs milliseconds of start-up
+ * under Bun. Other errors (a closed pipe) drop the text, as a failed stream write did.
+ */
+function write(fd: 1 | 2, text: string): Promise<void> {
+  if (!text) return Promise.resolve();
+  const buf = Buffer.from(text);
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(fd, buf, off);
+    return Promise.resolve();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return Promise.resolve();
+    const stream = fd === 1 ? process.stdout : process.stderr;
+    return new Promise((resolve) => stream.write(buf.subarray(off), () => resolve()));
+  }
 }
 
 function describe(err: unknown): string {
@@ -24,20 +38,26 @@ function describe(err: unknown): string {
 }
 
 async function main(): Promise<number> {
-  const ctx = {
+  const ctx: Context = {
     env: process.env,
     cwd: process.cwd(),
     version: VERSION,
-    stdout: process.stdout,
-    stderr: process.stderr,
+    get stdout() {
+      return process.stdout;
+    },
+    get stderr() {
+      return process.stderr;
+    },
+    stdoutFd: 1,
+    stderrFd: 2,
   };
   try {
     const result = await dispatch(process.argv.slice(2), ctx);
-    await write(process.stderr, result.stderr ?? '');
-    await write(process.stdout, result.stdout ?? '');
+    await write(2, result.stderr ?? '');
+    await write(1, result.stdout ?? '');
     return result.exitCode ?? 0;
   } catch (err) {
-    await write(process.stderr, describe(err));
+    await write(2, describe(err));
     return 1;
   }
 }

@@ -1,100 +1,178 @@
 /**
  * Streaming secret scrubber for `svcenv run` (spec run rules 6-8, ADR 0001-cli).
  *
- * One Aho-Corasick automaton over the UTF-8 bytes of every exposed value, compiled to a dense DFA so
- * the hot loop is two table loads per byte, whatever the number of secrets. Rows are indexed by byte
- * class (the distinct bytes that occur in some value, plus one class for all others), which keeps the
- * table a few times smaller than 256 columns for typical text secrets. Bytes rather than characters:
- * a multi-byte character split across two writes needs no special case.
+ * Matching: one Aho-Corasick automaton over the UTF-8 bytes of every exposed value. Its transition
+ * table is dense over byte classes (the distinct bytes that occur in some value, plus one class for
+ * all others) but filled lazily: the trie and the failure links are built once, and a missing
+ * transition is computed through the failure links the first time it is taken, then remembered. So
+ * building for 1,000 secrets costs a few milliseconds instead of states x classes work, and nothing
+ * at all is built until the child writes something (`svcenv run -- true` never builds it).
  *
- * Streaming rule: after each byte, only the bytes that could still be the start of a match (the
- * automaton's current depth) are held back; everything before them is final and is emitted at once.
- * A match already passed by that boundary is written as `***` in full, so the output does not depend
- * on how the child's writes were split. Overlapping values inside the held window merge into one `***`.
+ * Skipping: running the automaton over every byte of a large output is the slow part, so a
+ * Wu-Manber prefilter jumps between the positions where a value could start. Every value is at least
+ * L bytes long (L = the shortest value's length, at most 32), so every occurrence starts with the
+ * first L bytes of some value. A table of hashed 3-byte blocks says, for the block ending a window of
+ * L bytes, how far the window can move without skipping such a start; only a window whose last block
+ * ends some value's L-prefix and whose first two bytes begin some value is a candidate. The automaton
+ * runs from a candidate (its exact state there is recomputed from at most the longest value's length
+ * of preceding bytes) until every partial match it was tracking that began at or before the candidate
+ * has died, then skipping resumes at the start of the longest partial match still alive. The bytes
+ * of a write that the prefilter cannot judge (its last L-1) always go through the automaton, so the
+ * state at the end of every write is exact.
+ *
+ * The matches found are exactly those of running the automaton over every byte, and the state at the
+ * end of every write is exact, which is all the output depends on.
+ *
+ * Output: every byte of every occurrence is hidden, and each group of overlapping occurrences (sharing
+ * a byte; merely adjacent ones stay apart) is written as one `***` where it starts. That is a function
+ * of the whole output, so it is the same however the child's writes are split.
+ *
+ * Streaming rule: after each write, only the bytes that could still be the start of a match (the
+ * automaton's current depth) are held back; everything before them is final and is emitted at once
+ * (no later occurrence can start before them). A group that reaches past that point has had its `***`
+ * written and may still grow.
  */
 
 /** Spec run rule 7: values shorter than 6 characters are never scrubbed. */
 export const MIN_SCRUB_LENGTH = 6;
 const MASK = Buffer.from('***');
+/** Block length of the prefilter (bytes hashed per window check). */
+const BLOCK = 3;
+/** Longest prefilter window: longer windows skip further but fill the shift table with more blocks. */
+const MAX_WINDOW = 32;
+/** Shift table size (2^17 one-byte entries): room for 1,000 values' blocks with few collisions. */
+const SHIFT_BITS = 17;
 
-export class ScrubAutomaton {
-  /**
-   * The DFA: row[offset + classOf[byte]] is the next state's row offset (state * width), bitwise
-   * negated when that state completes a value, so the hot loop needs no second lookup.
-   */
-  readonly row: Int32Array;
-  readonly classOf: Int32Array;
+/** Code points of `v`, at least `MIN_SCRUB_LENGTH` without counting them all when it is obvious. */
+function longEnough(v: string): boolean {
+  if (v.length >= 2 * MIN_SCRUB_LENGTH) return true; // a code point is at most two UTF-16 units
+  let n = 0;
+  for (const _ of v) n++;
+  return n >= MIN_SCRUB_LENGTH;
+}
+
+const blockHash = (a: number, b: number, c: number) =>
+  Math.imul((a << 16) | (b << 8) | c, 0x9e3779b1) >>> (32 - SHIFT_BITS);
+
+/** The automaton and the prefilter tables, built on first use. */
+class Tables {
+  readonly classOf = new Int32Array(256);
   readonly width: number;
+  /** Transitions: (target state + 1) at [state * width + class], 0 while not yet computed. */
+  readonly go: Int32Array;
+  readonly fail: Int32Array;
   /** Length of the state's string: the longest suffix of the input that is a prefix of some value. */
   readonly depth: Int32Array;
   /** Length of the longest value that ends at this state (0 if none), via failure links. */
   readonly out: Int32Array;
+  /** Prefilter window length (bytes), at most the shortest value's length. */
+  readonly window: number;
+  /** Prefilter: how far a window may move given the hashed block ending it (0: maybe a candidate). */
+  readonly shift: Uint8Array;
+  /** Prefilter: first two bytes of some value, as (b0 << 8 | b1). */
+  readonly start2: Uint8Array;
+
+  /** Longest value in bytes: the automaton's depth never exceeds it. */
   readonly maxLength: number;
 
-  constructor(values: Iterable<string>) {
-    const patterns = [...new Set(values)]
-      .filter((v) => [...v].length >= MIN_SCRUB_LENGTH)
-      .map((v) => Buffer.from(v, 'utf8'));
-    const classOf = new Int32Array(256);
+  constructor(patterns: readonly Buffer[]) {
+    let minLength = Number.POSITIVE_INFINITY;
+    let maxLength = 0;
+    for (const p of patterns) {
+      minLength = Math.min(minLength, p.length);
+      maxLength = Math.max(maxLength, p.length);
+    }
+    this.maxLength = maxLength;
+    const classOf = this.classOf;
     let width = 1;
     for (const p of patterns) for (const byte of p) if (classOf[byte] === 0) classOf[byte] = width++;
-    // Trie first; at most (total bytes + 1) states.
+    this.width = width;
     const capacity = patterns.reduce((sum, p) => sum + p.length, 0) + 1;
-    const goto = new Int32Array(capacity * width).fill(-1);
+    const go = new Int32Array(capacity * width);
     const depth = new Int32Array(capacity);
     const out = new Int32Array(capacity);
+    const parent = new Int32Array(capacity);
+    const viaClass = new Int32Array(capacity);
     let states = 1;
     for (const p of patterns) {
       let s = 0;
-      for (const byte of p) {
-        const idx = s * width + classOf[byte]!;
-        if (goto[idx]! < 0) {
-          goto[idx] = states;
+      for (let i = 0; i < p.length; i++) {
+        const c = classOf[p[i]!]!;
+        const idx = s * width + c;
+        if (go[idx] === 0) {
+          go[idx] = states + 1;
           depth[states] = depth[s]! + 1;
+          parent[states] = s;
+          viaClass[states] = c;
           states++;
         }
-        s = goto[idx]!;
+        s = go[idx]! - 1;
       }
       out[s] = Math.max(out[s]!, p.length);
     }
-    // Breadth-first: fill missing transitions from the failure state, so goto becomes a full DFA.
-    const fail = new Int32Array(states);
-    const queue = new Int32Array(states);
-    let head = 0;
-    let tail = 0;
-    for (let b = 0; b < width; b++) {
-      const t = goto[b]!;
-      if (t < 0) goto[b] = 0;
-      else {
-        fail[t] = 0;
-        queue[tail++] = t;
+    this.go = go;
+    this.depth = depth;
+    this.out = out;
+    this.fail = new Int32Array(states);
+    // Failure links in order of depth (states are numbered in insertion order: counting sort).
+    const first = new Int32Array(maxLength + 2);
+    for (let t = 1; t < states; t++) first[depth[t]! + 1]!++;
+    for (let d = 1; d <= maxLength + 1; d++) first[d]! += first[d - 1]!;
+    const byDepth = new Int32Array(states);
+    for (let t = 1; t < states; t++) byDepth[first[depth[t]!]!++] = t;
+    for (let k = 0; k < states - 1; k++) {
+      const t = byDepth[k]!;
+      const p = parent[t]!;
+      const f = p === 0 ? 0 : this.next(this.fail[p]!, viaClass[t]!);
+      this.fail[t] = f;
+      out[t] = Math.max(out[t]!, out[f]!);
+    }
+
+    this.window = Math.min(minLength, MAX_WINDOW);
+    const L = this.window;
+    const shift = new Uint8Array(1 << SHIFT_BITS).fill(L - BLOCK + 1);
+    const start2 = new Uint8Array(1 << 16);
+    for (const p of patterns) {
+      start2[(p[0]! << 8) | p[1]!] = 1;
+      for (let j = BLOCK - 1; j < L; j++) {
+        const h = blockHash(p[j - 2]!, p[j - 1]!, p[j]!);
+        shift[h] = Math.min(shift[h]!, L - 1 - j);
       }
     }
-    while (head < tail) {
-      const s = queue[head++]!;
-      out[s] = Math.max(out[s]!, out[fail[s]!]!);
-      for (let b = 0; b < width; b++) {
-        const idx = s * width + b;
-        const t = goto[idx]!;
-        if (t < 0) goto[idx] = goto[fail[s]! * width + b]!;
-        else {
-          fail[t] = goto[fail[s]! * width + b]!;
-          queue[tail++] = t;
-        }
-      }
-    }
-    const row = goto.slice(0, states * width);
-    for (let i = 0; i < row.length; i++) row[i] = out[row[i]!]! > 0 ? ~(row[i]! * width) : row[i]! * width;
-    this.row = row;
-    this.classOf = classOf;
-    this.width = width;
-    this.depth = depth.slice(0, states);
-    this.out = out.slice(0, states);
-    this.maxLength = patterns.reduce((m, p) => Math.max(m, p.length), 0);
+    this.shift = shift;
+    this.start2 = start2;
+  }
+
+  /** The transition from `s` on byte class `c`, computed through the failure links once. */
+  next(s: number, c: number): number {
+    const idx = s * this.width + c;
+    const v = this.go[idx]!;
+    if (v !== 0) return v - 1;
+    const t = s === 0 ? 0 : this.next(this.fail[s]!, c);
+    this.go[idx] = t + 1;
+    return t;
+  }
+}
+
+export class ScrubAutomaton {
+  /** The values to scrub: distinct, each at least MIN_SCRUB_LENGTH characters. */
+  readonly values: readonly string[];
+  private built: Tables | undefined;
+
+  constructor(values: Iterable<string>) {
+    const kept: string[] = [];
+    for (const v of new Set(values)) if (longEnough(v)) kept.push(v);
+    this.values = kept;
   }
 
   get empty(): boolean {
-    return this.maxLength === 0;
+    return this.values.length === 0;
+  }
+
+  /** The automaton and prefilter, built on first use (a silent child never needs them). */
+  get tables(): Tables {
+    this.built ??= new Tables(this.values.map((v) => Buffer.from(v, 'utf8')));
+    return this.built;
   }
 
   /** Fresh per-stream state: stdout and stderr are scrubbed independently. */
@@ -109,92 +187,235 @@ interface Span {
   end: number;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 export class ScrubStream {
+  /** Automaton state after the last byte written. */
   private state = 0;
+  /** Absolute offset of the next byte to be written. */
+  private base = 0;
   /** Absolute offset of the first byte of `held`. */
   private heldStart = 0;
-  private held: Buffer = Buffer.alloc(0);
+  private held: Buffer = EMPTY;
   /** Matches not yet written, sorted and disjoint. */
   private spans: Span[] = [];
+  /** Where the last automaton run stopped (chunk offset) and its state: results of run(). */
+  private stopAt = 0;
+  private stopState = 0;
+  /** Results of scan(), reused from write to write. */
+  private candidates = new Int32Array(0);
+  private tailStart = 0;
 
   constructor(private readonly automaton: ScrubAutomaton) {}
 
   /** Feeds a chunk; returns the output that is now final (possibly empty). */
   write(chunk: Uint8Array): Buffer {
-    if (this.automaton.empty) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const { row, depth, out, classOf, width } = this.automaton;
-    const base = this.heldStart + this.held.length;
-    // Hot loop: states are row offsets and a negative entry flags a state that completes a value.
-    let s = this.state;
-    // A plain Uint8Array view keeps the loop monomorphic (a Buffer is a subclass).
-    const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const n = bytes.length;
-    for (let i = 0; i < n; i++) {
-      let t = row[s + classOf[bytes[i]!]!]!;
-      if (t < 0) {
-        t = ~t;
-        const len = out[t / width]!;
-        // The boundary before this byte decides which earlier matches were already final.
-        this.addSpan(base + i + 1 - len, base + i + 1, base + i - depth[s / width]!);
-      }
-      s = t;
-    }
-    this.state = s;
-    // A view, not a copy, of the chunk: emit() copies only the held tail.
-    const view = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const data = this.held.length === 0 ? view : Buffer.concat([this.held, view]);
-    return this.emit(data, base + chunk.length - depth[s / width]!);
+    const parts: Uint8Array[] = [];
+    this.push(chunk, parts);
+    if (parts.length !== 1) return Buffer.concat(parts);
+    const only = parts[0]!;
+    return Buffer.from(only.buffer, only.byteOffset, only.byteLength);
   }
 
   /** End of stream: nothing can match any more, write out everything held. */
   end(): Buffer {
-    const end = this.heldStart + this.held.length;
-    this.state = 0;
-    return this.emit(this.held, end);
+    const parts: Uint8Array[] = [];
+    this.finish(parts);
+    return Buffer.concat(parts);
   }
 
-  private addSpan(start: number, end: number, boundary: number): void {
-    // Spans that began before the boundary were final before this byte: they stay as they are and
-    // the new match is clipped after them. Later ones overlap the new match and merge with it.
+  /**
+   * Feeds a chunk and appends the output that is now final to `parts`, without copying the chunk:
+   * the parts may be views into `chunk`, valid as long as the caller keeps it unchanged.
+   */
+  push(chunk: Uint8Array, parts: Uint8Array[]): void {
+    const n = chunk.length;
+    if (n === 0) return;
+    if (this.automaton.empty) {
+      parts.push(chunk);
+      return;
+    }
+    const tables = this.automaton.tables;
+    const depth = tables.depth;
+    const maxLength = tables.maxLength;
+    // A plain Uint8Array view keeps the loops monomorphic (a Buffer is a subclass).
+    const bytes = chunk instanceof Buffer ? new Uint8Array(chunk.buffer, chunk.byteOffset, n) : chunk;
+
+    // Partial matches carried over from the previous write: follow them until they have all died.
+    let doneAt = 0;
+    let doneState = this.state;
+    if (depth[doneState]! > 0) {
+      this.run(tables, bytes, 0, doneState, -1);
+      doneAt = this.stopAt;
+      doneState = this.stopState;
+    }
+    let windowStart = doneAt - depth[doneState]!;
+    if (doneAt < n) {
+      // Every window start from windowStart on that could begin a value, in order; then the rest of
+      // the chunk from the first window the prefilter could not judge (cut by the end of the chunk).
+      const count = this.scan(tables, bytes, windowStart);
+      const candidates = this.candidates;
+      const tailStart = this.tailStart;
+      for (let k = 0; k < count && doneAt < n; k++) {
+        const candidate = candidates[k]!;
+        // A candidate before the longest partial match still alive has died already.
+        if (candidate < windowStart) continue;
+        // The exact state at the candidate: the automaton's depth never exceeds maxLength, so
+        // starting from the root maxLength bytes earlier reaches it (or continue where it stopped).
+        const from = Math.max(doneAt, candidate - maxLength);
+        this.run(tables, bytes, from, from === doneAt ? doneState : 0, candidate);
+        doneAt = this.stopAt;
+        doneState = this.stopState;
+        windowStart = doneAt - depth[doneState]!;
+      }
+      if (doneAt < n) {
+        // The automaton must end the chunk in its exact state anyway.
+        const from = Math.max(doneAt, tailStart - maxLength);
+        this.run(tables, bytes, from, from === doneAt ? doneState : 0, n);
+        doneAt = this.stopAt;
+        doneState = this.stopState;
+      }
+    }
+    this.state = doneState;
+    this.base += n;
+    this.emit(chunk, this.base - depth[doneState]!, parts);
+  }
+
+  /** End of stream: appends everything held to `parts`. */
+  finish(parts: Uint8Array[]): void {
+    this.state = 0;
+    this.emit(EMPTY, this.base, parts);
+  }
+
+  /**
+   * The prefilter: writes to this.candidates, in order, the window starts from `from` on that could
+   * begin a value (every start of an actual value among them), and to this.tailStart the first window
+   * start it could not judge because the window reaches past the chunk. Returns the count. Two halves
+   * of the chunk are scanned in one loop: each step waits on its table lookup, and two independent
+   * chains of lookups run almost twice as fast as one.
+   */
+  private scan(tables: Tables, bytes: Uint8Array, from: number): number {
+    const { shift, start2 } = tables;
+    const L = tables.window;
+    const n = bytes.length;
+    if (this.candidates.length < n) this.candidates = new Int32Array(n);
+    const out = this.candidates;
+    // Lane a: window starts [from, mid); lane b: [mid, ...). pos is a window's last byte.
+    const mid = from + ((n - from) >> 1);
+    const twoLanes = mid + L - 1 < n;
+    const aEnd = twoLanes ? mid + L - 1 : n;
+    let a = from + L - 1;
+    let b = twoLanes ? mid + L - 1 : n;
+    let ka = 0;
+    // Lane b's candidates go to the upper part of the array (at most one per window start).
+    const bBase = mid - from;
+    let kb = bBase;
+    while (a < aEnd && b < n) {
+      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!)]!;
+      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!)]!;
+      if (sa !== 0) a += sa;
+      else {
+        if (start2[(bytes[a - L + 1]! << 8) | bytes[a - L + 2]!] !== 0) out[ka++] = a - L + 1;
+        a++;
+      }
+      if (sb !== 0) b += sb;
+      else {
+        if (start2[(bytes[b - L + 1]! << 8) | bytes[b - L + 2]!] !== 0) out[kb++] = b - L + 1;
+        b++;
+      }
+    }
+    while (a < aEnd) {
+      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!)]!;
+      if (sa !== 0) a += sa;
+      else {
+        if (start2[(bytes[a - L + 1]! << 8) | bytes[a - L + 2]!] !== 0) out[ka++] = a - L + 1;
+        a++;
+      }
+    }
+    while (b < n) {
+      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!)]!;
+      if (sb !== 0) b += sb;
+      else {
+        if (start2[(bytes[b - L + 1]! << 8) | bytes[b - L + 2]!] !== 0) out[kb++] = b - L + 1;
+        b++;
+      }
+    }
+    // With one lane, a ran to the end of the chunk; with two, a stopped at mid and b ran to the end.
+    this.tailStart = Math.min((twoLanes ? b : a) - L + 1, n);
+    if (kb > bBase) out.copyWithin(ka, bBase, kb);
+    return ka + (kb - bBase);
+  }
+
+  /**
+   * Runs the automaton over bytes[from..] starting in state `s`, reporting matches, and stops after
+   * the first byte at which every partial match still alive started after `anchor` (or at the end).
+   */
+  private run(tables: Tables, bytes: Uint8Array, from: number, s: number, anchor: number): void {
+    const { go, classOf, width, depth, out } = tables;
+    const n = bytes.length;
+    let i = from;
+    while (i < n) {
+      const c = classOf[bytes[i]!]!;
+      const v = go[s * width + c]!;
+      const t = v !== 0 ? v - 1 : tables.next(s, c);
+      const len = out[t]!;
+      const abs = this.base + i;
+      if (len > 0) this.addSpan(abs + 1 - len, abs + 1);
+      s = t;
+      i++;
+      if (i - depth[t]! > anchor) break;
+    }
+    this.stopAt = i;
+    this.stopState = s;
+  }
+
+  /** Records a match; overlapping matches (not merely adjacent ones) become one span. */
+  private addSpan(start: number, end: number): void {
     let s = start;
     let e = end;
     const spans = this.spans;
     while (spans.length > 0) {
       const last = spans[spans.length - 1]!;
       if (last.end <= s) break;
-      if (last.start < boundary) {
-        s = last.end;
-        break;
-      }
       s = Math.min(s, last.start);
       e = Math.max(e, last.end);
       spans.pop();
     }
-    if (s < e) spans.push({ start: s, end: e });
+    spans.push({ start: s, end: e });
   }
 
-  /** Writes out `data` (which starts at heldStart) up to `boundary`, extended past spans it cuts. */
-  private emit(data: Buffer, boundary: number): Buffer {
+  /**
+   * Appends the bytes from heldStart up to `cut` to `parts`: plain bytes as they are, `***` where a
+   * span starts, nothing for the rest of a span. A span that reaches past `cut` stays (its `***` is
+   * written; it may still grow). The bytes are `held` followed by `chunk`, which ends at this.base.
+   */
+  private emit(chunk: Uint8Array, cut: number, parts: Uint8Array[]): void {
     const spans = this.spans;
-    let cut = boundary;
+    let pos = this.heldStart;
     let k = 0;
     while (k < spans.length && spans[k]!.start < cut) {
-      cut = Math.max(cut, spans[k]!.end);
+      const span = spans[k]!;
+      if (span.start >= pos) {
+        if (span.start > pos) this.slice(pos, span.start, chunk, parts);
+        parts.push(MASK);
+      }
+      pos = Math.max(pos, Math.min(span.end, cut));
+      if (span.end > cut) break;
       k++;
     }
-    const parts: Buffer[] = [];
-    let pos = this.heldStart;
-    for (let j = 0; j < k; j++) {
-      const span = spans[j]!;
-      if (span.start > pos) parts.push(data.subarray(pos - this.heldStart, span.start - this.heldStart));
-      parts.push(MASK);
-      pos = span.end;
-    }
-    if (cut > pos) parts.push(data.subarray(pos - this.heldStart, cut - this.heldStart));
+    if (cut > pos) this.slice(pos, cut, chunk, parts);
     if (k > 0) this.spans = spans.slice(k);
-    // Copy the held tail: `data` may be the caller's chunk, which it is free to reuse.
-    this.held = Buffer.from(data.subarray(cut - this.heldStart));
+    // Copy what stays held: the chunk is the caller's, which it is free to reuse.
+    const rest: Uint8Array[] = [];
+    this.slice(cut, this.base, chunk, rest);
+    this.held = rest.length === 0 ? EMPTY : Buffer.concat(rest);
     this.heldStart = cut;
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  }
+
+  /** Appends the bytes [a, b) (absolute) of held + chunk to `parts`, as views. */
+  private slice(a: number, b: number, chunk: Uint8Array, parts: Uint8Array[]): void {
+    const chunkStart = this.base - chunk.length;
+    if (a < chunkStart) parts.push(this.held.subarray(a - this.heldStart, Math.min(b, chunkStart) - this.heldStart));
+    if (b > chunkStart) parts.push(chunk.subarray(Math.max(a, chunkStart) - chunkStart, b - chunkStart));
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ScrubAutomaton } from '../src/scrub.js';
+import { MIN_SCRUB_LENGTH, ScrubAutomaton } from '../src/scrub.js';
 
 function scrub(secrets: string[], parts: (string | Buffer)[]): string {
   const s = new ScrubAutomaton(secrets).stream();
@@ -76,5 +76,172 @@ describe('scrubber (run rules 6-8)', () => {
 
   it('passes output through untouched when nothing is in scope', () => {
     expect(scrub([], ['anything at all'])).toBe('anything at all');
+  });
+});
+
+/**
+ * The reference, straight from the rules on the whole text at once: find every occurrence of every
+ * value (6+ characters) by brute force; a byte covered by some occurrence is hidden; each group of
+ * overlapping occurrences (not merely adjacent ones) becomes one `***` where it starts. Returns the
+ * output of each input byte (`''` for hidden bytes after the first).
+ */
+function naivePieces(secrets: string[], text: Buffer): string[] {
+  const values = [...new Set(secrets)].filter((v) => [...v].length >= MIN_SCRUB_LENGTH).map((v) => Buffer.from(v));
+  const covered = new Uint8Array(text.length);
+  const joined = new Uint8Array(text.length); // some occurrence covers both this byte and the one before
+  for (const v of values) {
+    for (let i = text.indexOf(v); i >= 0; i = text.indexOf(v, i + 1)) {
+      for (let x = i; x < i + v.length; x++) {
+        covered[x] = 1;
+        if (x > i) joined[x] = 1;
+      }
+    }
+  }
+  return [...text].map((byte, x) => (!covered[x] ? String.fromCharCode(byte) : joined[x] ? '' : '***'));
+}
+
+const naive = (secrets: string[], text: Buffer) => naivePieces(secrets, text).join('');
+const latin1 = (parts: Buffer[]) => Buffer.concat(parts).toString('latin1');
+
+function scrubLatin1(secrets: string[], parts: Buffer[]): string {
+  const s = new ScrubAutomaton(secrets).stream();
+  return latin1([...parts.map((p) => s.write(p)), s.end()]);
+}
+
+function randomCuts(b: Buffer, max: number): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < b.length; ) {
+    const len = randomInt(1, max + 1);
+    parts.push(b.subarray(i, i + len));
+    i += len;
+  }
+  return parts;
+}
+
+describe('scrubber against the reference', () => {
+  it('gives the same output for a cut at every offset and for single bytes', () => {
+    const secrets = ['hunter2hunter2', 'abcdef', 'defghi', 'zzzzzzz', 'short'];
+    const text = Buffer.from('a hunter2hunter2 b abcdefghi c zzzzzzzzzz d short e hunter2hunter2hunter2');
+    const expected = naive(secrets, text);
+    expect(expected).toBe('a *** b *** c *** d short e ***');
+    for (let cut = 0; cut <= text.length; cut++) {
+      expect(scrubLatin1(secrets, [text.subarray(0, cut), text.subarray(cut)]), `cut at ${cut}`).toBe(expected);
+      for (let cut2 = cut; cut2 <= text.length; cut2 += 7) {
+        const three = [text.subarray(0, cut), text.subarray(cut, cut2), text.subarray(cut2)];
+        expect(scrubLatin1(secrets, three)).toBe(expected);
+      }
+    }
+    expect(
+      scrubLatin1(
+        secrets,
+        [...text].map((x) => Buffer.from([x])),
+      ),
+    ).toBe(expected);
+  });
+
+  it('merges a value that overlaps one already final, wherever the writes are cut', () => {
+    // abcdefgh is complete (and may have been written as ***) before fghijklmn completes.
+    const secrets = ['abcdefgh', 'fghijklmn'];
+    const text = Buffer.from('x abcdefghijklmn y abcdefgh fghijklmn z');
+    expect(naive(secrets, text)).toBe('x *** y *** *** z');
+    for (let cut = 0; cut <= text.length; cut++) {
+      expect(scrubLatin1(secrets, [text.subarray(0, cut), text.subarray(cut)])).toBe('x *** y *** *** z');
+    }
+  });
+
+  it('masks runs of self-overlapping values as one ***, whatever the write sizes', () => {
+    const secrets = ['aaaaaaa', 'aaaaaaaaaaa'];
+    const text = Buffer.from(`${'a'.repeat(50)} b ${'a'.repeat(6)} c ${'a'.repeat(7)}`);
+    for (let n = 0; n < 50; n++) expect(scrubLatin1(secrets, randomCuts(text, 9))).toBe('*** b aaaaaa c ***');
+  });
+
+  it('finds values across the boundary of large writes (prefilter windows cut by the end of a write)', () => {
+    const secrets = Array.from({ length: 50 }, (_, i) => `secret-${i}-${'x'.repeat(i % 30)}-end`);
+    secrets.push('tiny12'); // the shortest value decides the prefilter window
+    const filler = Buffer.alloc(70_000, 'log line with words and numbers 12345\n');
+    for (const [value, at] of [
+      [secrets[7]!, 65_536 - 5],
+      [secrets[42]!, 65_536 - 1],
+      ['tiny12', 65_536 - 3],
+      [secrets[0]!, 65_536],
+    ] as const) {
+      const text = Buffer.concat([filler.subarray(0, at), Buffer.from(value), filler.subarray(at)]);
+      const expected = naive(secrets, text);
+      expect(expected).toContain('***');
+      expect(expected).not.toContain(value);
+      for (const size of [65_536, 4_096, 65_536 - 7]) {
+        const parts: Buffer[] = [];
+        for (let i = 0; i < text.length; i += size) parts.push(text.subarray(i, i + size));
+        expect(scrubLatin1(secrets, parts) === expected, `${value} at ${at}, writes of ${size}`).toBe(true);
+      }
+    }
+  });
+
+  it('holds back exactly the longest suffix that could start a value', () => {
+    const secrets = ['secret-value', 'value-secret', 'another one'];
+    const longestPartial = (prefix: Buffer) => {
+      for (let d = Math.min(prefix.length, 12); d > 0; d--) {
+        const tail = prefix.subarray(prefix.length - d);
+        if (secrets.some((v) => Buffer.from(v).subarray(0, d).equals(tail))) return d;
+      }
+      return 0;
+    };
+    const text = Buffer.from('one secret-value-secret two secret-valu another ones value-secre three secret');
+    const pieces = naivePieces(secrets, text);
+    for (let n = 0; n < 20; n++) {
+      const s = new ScrubAutomaton(secrets).stream();
+      let emitted = '';
+      let fed = 0;
+      for (const part of randomCuts(text, 6)) {
+        emitted += s.write(part).toString('latin1');
+        fed += part.length;
+        // Everything before the possible partial match is out, exactly as the reference writes it.
+        expect(emitted).toBe(pieces.slice(0, fed - longestPartial(text.subarray(0, fed))).join(''));
+      }
+      expect(emitted + s.end().toString('latin1')).toBe(pieces.join(''));
+    }
+  });
+
+  it('agrees with the reference on random texts, values and writes (fuzz)', () => {
+    for (let iter = 0; iter < 3000; iter++) {
+      // Small alphabets make overlaps, nested and periodic values common.
+      const alphabet = 'abcxyz-'.slice(0, randomInt(1, 8));
+      const word = (n: number) => Array.from({ length: n }, () => alphabet[randomInt(alphabet.length)]).join('');
+      const secrets = Array.from({ length: randomInt(1, 8) }, () => word(randomInt(4, 40)));
+      let body = '';
+      for (let k = randomInt(0, 8); k > 0; k--) body += word(randomInt(0, 25)) + secrets[randomInt(secrets.length)];
+      const text = Buffer.from(body + word(randomInt(0, 30)));
+      const expected = naive(secrets, text);
+      const got = scrubLatin1(secrets, randomCuts(text, randomInt(1, 80)));
+      if (got !== expected) expect({ secrets, text: text.toString(), got }).toEqual({ expected });
+    }
+  });
+
+  it('agrees with the reference with 1,000 random secrets in large writes', () => {
+    const secrets = Array.from({ length: 1000 }, () => randomBytes(randomInt(6, 40)).toString('base64url'));
+    const lines: string[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      const value = i % 50 === 0 ? secrets[randomInt(secrets.length)]! : '';
+      // Some lines carry a value's first characters only: candidates that are not matches.
+      const partial = i % 7 === 0 ? secrets[randomInt(secrets.length)]!.slice(0, randomInt(1, 6)) : '';
+      lines.push(`2026-11-22T04:00:00Z INFO req=${i.toString(36)} ${partial} took=${i % 97}ms ${value}\n`);
+    }
+    const text = Buffer.from(lines.join(''));
+    const expected = naive(secrets, text);
+    for (const size of [65_536, 1_000, 100_003, 7]) {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < text.length; i += size) parts.push(text.subarray(i, i + size));
+      expect(scrubLatin1(secrets, parts) === expected).toBe(true);
+    }
+  });
+
+  it("does not keep references to a caller's chunk that it may reuse", () => {
+    const s = new ScrubAutomaton(['secret-value']).stream();
+    const chunk = Buffer.from('abc secret-va');
+    const first = s.write(chunk).toString();
+    chunk.fill('z'.charCodeAt(0));
+    chunk.write('lue! done', 0);
+    const rest = s.write(chunk.subarray(0, 9)).toString() + s.end().toString();
+    expect(first + rest).toBe('abc ***! done');
   });
 });

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeSync } from 'node:fs';
 import { constants } from 'node:os';
 import { Api } from '../api.js';
 import { splitList } from '../args.js';
@@ -42,14 +43,19 @@ export const runCommand: Command = {
     const exposed = selectScope(vars, scope);
     const argv = substitutePlaceholders([command, ...commandArgs], exposed);
 
-    const childEnv: Record<string, string | undefined> = { ...ctx.env };
+    const childEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined) childEnv[k] = v;
     // The access token is ours, not the command's, unless the environment itself defines it.
     delete childEnv.SVCENV_TOKEN;
-    for (const [k, v] of exposed) childEnv[k] = v;
     // Context values (project id, env and project name) are not secret; masking "production" in every
-    // log line would only hide useful output (ADR 0001-cli).
-    const scrubbed = [...exposed].filter(([k]) => !CONTEXT_KEYS.has(k)).map(([, v]) => v);
-    const automaton = new ScrubAutomaton([...scrubbed, token]);
+    // log line would only hide useful output (ADR 0001-cli). Plain loops: this code runs once per
+    // start, before any JIT, over up to thousands of variables.
+    const scrubbed: string[] = [token];
+    for (const [k, v] of exposed) {
+      childEnv[k] = v;
+      if (!CONTEXT_KEYS.has(k)) scrubbed.push(v);
+    }
+    const automaton = new ScrubAutomaton(scrubbed);
     return { exitCode: await execScrubbed(argv, childEnv, automaton, ctx) };
   },
 };
@@ -72,7 +78,11 @@ export function parseScope(flags: Record<string, string | boolean | undefined>):
 }
 
 export function selectScope(vars: ReadonlyMap<string, string>, scope: Scope): Map<string, string> {
-  if (scope.kind === 'all') return new Map([...vars].filter(([k]) => !scope.except.has(k)));
+  if (scope.kind === 'all') {
+    const selected = new Map<string, string>();
+    for (const [k, v] of vars) if (!scope.except.has(k)) selected.set(k, v);
+    return selected;
+  }
   const missing = scope.keys.filter((k) => !vars.has(k));
   if (missing.length) throw new CliError('NOT_FOUND', `--only names keys that do not exist: ${missing.join(', ')}`);
   return new Map(scope.keys.map((k) => [k, vars.get(k)!]));
@@ -93,67 +103,181 @@ export function substitutePlaceholders(argv: readonly string[], exposed: Readonl
   return argv.map((arg) => arg.replace(PLACEHOLDER, (_, key: string) => exposed.get(key)!));
 }
 
-async function execScrubbed(
-  argv: string[],
-  env: Record<string, string | undefined>,
-  automaton: ScrubAutomaton,
-  ctx: Context,
-): Promise<number> {
+/** A started child: its two output streams, its exit status (shell convention), and kill. */
+interface Child {
+  stdout: AsyncIterable<Uint8Array>;
+  stderr: AsyncIterable<Uint8Array>;
+  status: Promise<number>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** The part of Bun's API that `run` uses: the compiled executable runs on Bun, `tsx` on Node. */
+interface BunSubprocess {
+  readonly stdout: AsyncIterable<Uint8Array>;
+  readonly stderr: AsyncIterable<Uint8Array>;
+  readonly exited: Promise<number>;
+  readonly exitCode: number | null;
+  readonly signalCode: NodeJS.Signals | null;
+  kill(signal?: NodeJS.Signals): void;
+}
+interface BunRuntime {
+  spawn(
+    cmd: string[],
+    opts: { env: Record<string, string>; stdin: 'inherit'; stdout: 'pipe'; stderr: 'pipe' },
+  ): BunSubprocess;
+}
+const bunRuntime = (globalThis as { Bun?: BunRuntime }).Bun;
+
+/** Shell convention for a child killed by a signal: 128 + the signal number. */
+const statusOf = (code: number | null, signal: NodeJS.Signals | null) =>
+  code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+
+function execError(command: string, code: string | undefined): CliError {
+  return new CliError('EXEC', `cannot start ${command} (${code})`, code === 'ENOENT' ? 'is it on PATH?' : undefined);
+}
+
+/**
+ * Bun's native spawn: a few milliseconds less than its node:child_process layer on every `run`, which
+ * matters for short commands (bench/cli.bench.ts).
+ */
+function startBun(bun: BunRuntime, argv: string[], env: Record<string, string>): Child {
+  let proc: BunSubprocess;
+  try {
+    proc = bun.spawn(argv, { env, stdin: 'inherit', stdout: 'pipe', stderr: 'pipe' });
+  } catch (err) {
+    throw execError(argv[0]!, (err as NodeJS.ErrnoException).code ?? 'ENOENT');
+  }
+  return {
+    stdout: proc.stdout,
+    stderr: proc.stderr,
+    status: proc.exited.then((code) => statusOf(proc.signalCode ? null : (proc.exitCode ?? code), proc.signalCode)),
+    kill: (signal) => proc.kill(signal),
+  };
+}
+
+async function startNode(argv: string[], env: Record<string, string>): Promise<Child> {
   let child: ChildProcess;
   try {
     child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['inherit', 'pipe', 'pipe'] });
   } catch (err) {
-    throw new CliError('EXEC', `cannot start ${argv[0]} (${(err as NodeJS.ErrnoException).code})`);
+    throw execError(argv[0]!, (err as NodeJS.ErrnoException).code);
   }
+  const status = new Promise<number>((resolve) =>
+    child.once('close', (code, signal) => resolve(statusOf(code, signal))),
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject);
+    });
+  } catch (err) {
+    throw execError(argv[0]!, (err as NodeJS.ErrnoException).code);
+  }
+  return { stdout: child.stdout!, stderr: child.stderr!, status, kill: (signal) => child.kill(signal) };
+}
+
+/** Runs argv with stdout and stderr scrubbed; resolves with its exit status once all output is written. */
+export async function execScrubbed(
+  argv: string[],
+  env: Record<string, string>,
+  automaton: ScrubAutomaton,
+  ctx: Pick<Context, 'stdout' | 'stderr' | 'stdoutFd' | 'stderrFd'>,
+): Promise<number> {
+  const child = bunRuntime ? startBun(bunRuntime, argv, env) : await startNode(argv, env);
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const handlers = FORWARDED_SIGNALS.map((s) => [s, forward(s)] as const);
   for (const [s, h] of handlers) process.on(s, h);
   try {
-    const spawned = new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
-    const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.once('close', (code, signal) => resolve([code, signal])),
-    );
-    const piped = Promise.all([
-      pipeScrubbed(child.stdout!, automaton.stream(), ctx.stdout),
-      pipeScrubbed(child.stderr!, automaton.stream(), ctx.stderr),
+    const [status] = await Promise.all([
+      child.status,
+      pipeScrubbed(child.stdout, automaton.stream(), new Sink(() => ctx.stdout, ctx.stdoutFd)),
+      pipeScrubbed(child.stderr, automaton.stream(), new Sink(() => ctx.stderr, ctx.stderrFd)),
     ]);
-    try {
-      await spawned;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new CliError('EXEC', `cannot start ${argv[0]} (${code})`, code === 'ENOENT' ? 'is it on PATH?' : undefined);
-    }
-    const [[code, signal]] = await Promise.all([closed, piped]);
-    // Shell convention for a child killed by a signal: 128 + the signal number.
-    return code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+    return status;
   } finally {
     for (const [s, h] of handlers) process.off(s, h);
   }
 }
 
-/** Copies a child stream through a scrubber, with backpressure; resolves once all is written. */
-function pipeScrubbed(from: NodeJS.ReadableStream, scrub: ScrubStream, to: NodeJS.WritableStream): Promise<void> {
-  return new Promise((resolve) => {
-    let broken = false;
-    // A closed stdout (`| head`) must not kill us before the child's exit status is known.
-    to.on('error', () => {
-      broken = true;
+/**
+ * Where scrubbed output goes. When the destination has a file descriptor (svcenv's own stdout and
+ * stderr), output is written with plain blocking write(2) calls: no copy, no queue, and the child is
+ * held back simply because we stop reading while a write blocks. If the descriptor turns out to be
+ * non-blocking (EAGAIN), the rest goes through the stream, with its backpressure. Destinations
+ * without one (tests pass their own streams) always use the stream.
+ * A closed destination (`| head`) must not kill us before the child's exit status is known: output is
+ * then dropped.
+ */
+class Sink {
+  private broken = false;
+  private stream: NodeJS.WritableStream | undefined;
+
+  constructor(
+    private readonly open: () => NodeJS.WritableStream,
+    private fd: number | undefined,
+  ) {
+    if (fd === undefined) this.stream = this.attach();
+  }
+
+  private attach(): NodeJS.WritableStream {
+    const stream = this.open();
+    stream.on('error', () => {
+      this.broken = true;
     });
-    from.on('data', (chunk: Buffer) => {
-      const out = scrub.write(chunk);
-      if (broken || out.length === 0) return;
-      if (!to.write(out)) {
-        from.pause();
-        to.once('drain', () => from.resume());
+    return stream;
+  }
+
+  private get to(): NodeJS.WritableStream {
+    this.stream ??= this.attach();
+    return this.stream;
+  }
+
+  /** Writes `parts` in order; false when the stream asks the caller to wait for 'drain'. */
+  write(parts: readonly Uint8Array[]): boolean {
+    let ok = true;
+    for (const part of parts) {
+      if (this.broken || part.length === 0) continue;
+      let off = 0;
+      if (this.fd !== undefined) {
+        try {
+          while (off < part.length) off += writeSync(this.fd, part, off);
+          continue;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {
+            this.broken = true;
+            continue;
+          }
+          this.fd = undefined;
+        }
       }
-    });
-    from.once('end', () => {
-      // Written with a callback so that everything is flushed before main exits.
-      if (broken) resolve();
-      else to.write(scrub.end(), () => resolve());
-    });
-  });
+      ok = this.to.write(off === 0 ? part : part.subarray(off));
+    }
+    return ok;
+  }
+
+  /** Resolves once the stream has drained (at once for blocking writes or a broken destination). */
+  drained(): Promise<void> {
+    if (this.broken || this.fd !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.to.once('drain', resolve));
+  }
+
+  /** Resolves once everything written so far has been handed to the operating system. */
+  flushed(): Promise<void> {
+    if (this.broken || this.fd !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.to.write('', () => resolve()));
+  }
+}
+
+/** Copies a child stream through a scrubber, with backpressure; resolves once all is written. */
+async function pipeScrubbed(from: AsyncIterable<Uint8Array>, scrub: ScrubStream, sink: Sink): Promise<void> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of from) {
+    parts.length = 0;
+    scrub.push(chunk, parts);
+    if (!sink.write(parts)) await sink.drained();
+  }
+  parts.length = 0;
+  scrub.finish(parts);
+  sink.write(parts);
+  await sink.flushed();
 }

@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
@@ -16,6 +15,7 @@ import { Api, pathOf } from '../api.js';
 import type { Command } from '../command.js';
 import { resolveSettings } from '../config.js';
 import { CliError } from '../errors.js';
+import { randomHex } from '../files.js';
 import { isCompiled } from '../platform.js';
 
 export const upgradeCommand: Command = {
@@ -44,7 +44,7 @@ export const upgradeCommand: Command = {
       throw new CliError('UPGRADE', 'upgrade replaces the compiled svcenv executable; this is running from source');
     }
     const self = realpathSync(process.execPath);
-    const tmp = join(dirname(self), `.${basename(self)}.${randomBytes(6).toString('hex')}.new`);
+    const tmp = join(dirname(self), `.${basename(self)}.${randomHex(6)}.new`);
     try {
       await download(api, asset.url, asset.sha256, tmp);
       chmodSync(tmp, statSync(self).mode & 0o777);
@@ -70,6 +70,8 @@ async function download(api: Api, url: string, sha256: string, dest: string): Pr
   const target = new URL(url, `${api.baseUrl}/`);
   const res = await new Api(target.origin, undefined).fetch(target.pathname + target.search, { auth: false });
   if (!res.body) throw new CliError('UPGRADE', 'empty download');
+  // Imported here: node:crypto costs milliseconds at start under Bun, and only upgrade needs it.
+  const { createHash } = await import('node:crypto');
   const hash = createHash('sha256');
   const fd = openSync(dest, 'wx', 0o700);
   try {
