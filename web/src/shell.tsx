@@ -146,7 +146,7 @@ function WorkspaceSwitcher() {
         <span aria-hidden="true">▾</span>
       </button>
       {open && (
-        <div class="menu" role="menu">
+        <div class="menu" role="menu" onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
           <div class="menu-label">Switch workspace</div>
           {err && <div class="menu-note">{err}</div>}
           {!list && !err && <div class="menu-note">Loading…</div>}

@@ -162,6 +162,20 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
 
     await page.getByRole('tab', { name: 'Variables' }).click();
     await page.getByTestId('value-DB_HOST').waitFor();
+    // Environment colour (D21) and protection (Owner) from the toolbar.
+    await page.getByLabel('Colour of dev').fill('#0ea5e9');
+    await expect
+      .poll(() =>
+        page
+          .getByRole('tab', { name: 'dev' })
+          .locator('.env-dot')
+          .evaluate((el) => getComputedStyle(el).backgroundColor),
+      )
+      .toBe('rgb(14, 165, 233)');
+    await page.getByRole('button', { name: 'Protect', exact: true }).click();
+    await expect.poll(() => page.getByRole('tab', { name: /dev/ }).textContent()).toContain('protected');
+    await page.getByRole('button', { name: 'Reveal all' }).click();
+    await expect.poll(() => page.getByTestId('value-DB_PASSWORD').textContent()).toBe('s3cr3t-pa55');
     expect(problems).toEqual([]);
     await screenshot(page, 'variables');
     await context.close();

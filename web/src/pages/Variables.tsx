@@ -55,6 +55,14 @@ export function VariablesView({
             }
           }}
           onDeleteEnv={() => setDeletingEnv(true)}
+          onColor={async (color) => {
+            try {
+              await api.patch(`/projects/${seg(project.id)}/envs/${seg(current.name)}`, { color });
+              await onEnvsChanged();
+            } catch (e) {
+              toast(e instanceof Error ? e.message : String(e), 'error');
+            }
+          }}
         />
       )}
       {adding && (
@@ -101,6 +109,7 @@ function EnvPanel({
   canProtect,
   onToggleProtect,
   onDeleteEnv,
+  onColor,
 }: {
   project: Project;
   env: Environment;
@@ -108,6 +117,7 @@ function EnvPanel({
   canProtect: boolean;
   onToggleProtect: () => void;
   onDeleteEnv: () => void;
+  onColor: (color: string) => void;
 }) {
   const toast = useToast();
   const base = `/projects/${seg(project.id)}/envs/${seg(env.name)}`;
@@ -194,6 +204,14 @@ function EnvPanel({
           Import .env
         </Button>
         <ExportMenu base={base} />
+        <input
+          type="color"
+          class="env-color"
+          aria-label={`Colour of ${env.name}`}
+          title={`Colour of ${env.name}`}
+          value={env.color}
+          onChange={(e) => onColor(e.currentTarget.value)}
+        />
         {canProtect && (
           <Button size="sm" onClick={onToggleProtect}>
             {env.protected ? 'Unprotect' : 'Protect'}
