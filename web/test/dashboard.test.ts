@@ -490,8 +490,21 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     expect(overflow).toBeLessThanOrEqual(0);
-    expect(problems).toEqual([]);
     await screenshot(page, 'project-390');
+
+    // Rename, then delete with the typed confirmation (Owner).
+    await page.getByRole('button', { name: 'Edit project' }).click();
+    await page.getByLabel('Name').fill('mobile-app-v2');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'mobile-app-v2' }).waitFor();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete project' });
+    await expect(confirm.getByRole('button', { name: 'Delete project' }).isDisabled()).resolves.toBe(true);
+    await confirm.getByLabel('Type mobile-app-v2 to confirm').fill('mobile-app-v2');
+    await confirm.getByRole('button', { name: 'Delete project' }).click();
+    await page.getByText('No projects yet').waitFor();
+    expect((await server.request('GET', `/v1/projects/${project.id}`, { token: user.jwt })).status).toBe(404);
+    expect(problems).toEqual([]);
     await context.close();
   });
 });
