@@ -36,7 +36,17 @@ export async function ensureBuilt({ force = false } = {}) {
     ].map(newest),
   );
   if (!force && existsSync(output) && statSync(output).mtimeMs >= sources) return false;
-  const { build } = await import('vite');
+  let build;
+  try {
+    ({ build } = await import('vite'));
+  } catch {
+    // An install without dev dependencies (npm ci --omit=dev) has no Vite: keep whatever build there is and
+    // let the server explain at / that the dashboard is not built, rather than failing the install or start.
+    console.warn(
+      'web: Vite is not installed, so the dashboard was not (re)built; run `npm run build:web` with dev dependencies',
+    );
+    return false;
+  }
   const started = Date.now();
   await build({ configFile: join(web, 'vite.config.ts'), logLevel: 'warn' });
   console.log(`web: dashboard built into web/dist in ${Date.now() - started} ms`);
