@@ -7,8 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // The CLI end-to-end tests need the compiled executable (cli/README.md).
-    globalSetup: ['./cli/test/global-setup.ts'],
+    // The CLI end-to-end tests need the compiled executable (cli/README.md); the dashboard tests the built app.
+    globalSetup: ['./cli/test/global-setup.ts', './web/test/global-setup.ts'],
     reporters: ['default', './.ci/summary-reporter.ts'],
   },
 });

@@ -25,6 +25,7 @@ import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
+import { webRoutes } from './routes/web.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workspaceRoutes } from './routes/workspace.js';
 import { AuditBatcher } from './services/audit.js';
@@ -224,5 +225,6 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     );
   }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(webRoutes, { distDir: join(repoRoot, 'web', 'dist') }); // the dashboard (issue 7)
   return { app, deps };
 }

@@ -1,0 +1,1 @@
+export function ensureBuilt(opts?: { force?: boolean }): Promise<boolean>;

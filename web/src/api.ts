@@ -1,0 +1,150 @@
+import type { ErrorBody } from '@svcenv/contract';
+
+/**
+ * The one way the dashboard talks to the server: same-origin `/v1` over fetch with the session JWT.
+ * The JWT lives in memory and in sessionStorage (ADR 0006): it survives a reload of this tab, never
+ * another tab or a restart of the browser, and nothing else is stored.
+ */
+const KEY = 'svcenv.session';
+
+let jwt: string | null = readStored();
+const listeners = new Set<() => void>();
+
+function readStored(): string | null {
+  try {
+    return sessionStorage.getItem(KEY);
+  } catch {
+    return null;
+  }
+}
+
+export function getToken(): string | null {
+  return jwt;
+}
+
+export function setToken(token: string | null): void {
+  jwt = token;
+  try {
+    if (token) sessionStorage.setItem(KEY, token);
+    else sessionStorage.removeItem(KEY);
+  } catch {
+    // Storage disabled: the session lasts as long as the page.
+  }
+  for (const l of listeners) l();
+}
+
+export function onTokenChange(l: () => void): () => void {
+  listeners.add(l);
+  return () => listeners.delete(l);
+}
+
+/** An error answered by the API: its code, message and the offending field (spec "Errors"). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | string[] | undefined>;
+  /** Send this credential instead of the session's (verify-mfa has none). */
+  auth?: boolean;
+  raw?: boolean;
+}
+
+function buildUrl(path: string, query?: RequestOptions['query']): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v === undefined) continue;
+    for (const item of Array.isArray(v) ? v : [v]) qs.append(k, item);
+  }
+  const s = qs.toString();
+  return `/v1${path}${s ? `?${s}` : ''}`;
+}
+
+async function send(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (opts.auth !== false && jwt) headers.authorization = `Bearer ${jwt}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  let res: Response;
+  try {
+    res = await fetch(buildUrl(path, opts.query), { method, headers, body, credentials: 'omit', cache: 'no-store' });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
+  }
+  if (res.ok) return res;
+  let parsed: Partial<ErrorBody> & { message?: string } = {};
+  try {
+    parsed = (await res.json()) as typeof parsed;
+  } catch {
+    // Non-JSON error (a proxy in front, for example).
+  }
+  const e = parsed.error;
+  const err =
+    e && typeof e === 'object'
+      ? new ApiError(res.status, e.code, e.message, e.field)
+      : new ApiError(
+          res.status,
+          typeof e === 'string' ? e : 'SERVER',
+          parsed.message ?? `Request failed (${res.status})`,
+        );
+  // A session that expired or was ended elsewhere (password change, D9): back to the login screen. A 401 can
+  // also be a wrong two-factor code (D12), so the session itself is asked before it is dropped.
+  if (res.status === 401 && opts.auth !== false && jwt) void checkSession(jwt);
+  throw err;
+}
+
+async function checkSession(token: string): Promise<void> {
+  try {
+    const res = await fetch('/v1/auth/session', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+    if (res.status === 401 && jwt === token) setToken(null);
+  } catch {
+    // Offline: keep the session; the next request tells.
+  }
+}
+
+export const api = {
+  async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
+    return (await send('GET', path, { query })).json() as Promise<T>;
+  },
+  async post<T>(path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
+    const res = await send('POST', path, { ...opts, body: body ?? {} });
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  },
+  async put<T>(path: string, body: unknown): Promise<T> {
+    return (await send('PUT', path, { body })).json() as Promise<T>;
+  },
+  async patch<T>(path: string, body: unknown): Promise<T> {
+    const res = await send('PATCH', path, { body });
+    return (res.status === 204 ? undefined : await res.json()) as T;
+  },
+  async del(path: string): Promise<void> {
+    await send('DELETE', path);
+  },
+  /** A file download (export): the body and the server's file name. */
+  async download(path: string, query: RequestOptions['query']): Promise<{ blob: Blob; filename: string }> {
+    const res = await send('GET', path, { query });
+    const cd = res.headers.get('content-disposition') ?? '';
+    const filename = /filename="?([^";]+)"?/.exec(cd)?.[1] ?? 'export.env';
+    return { blob: await res.blob(), filename };
+  },
+};
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof ApiError) return e.field ? `${e.message} (${e.field})` : e.message;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Encode a path segment (environment names and keys are safe, but never trust a string into a URL). */
+export const seg = encodeURIComponent;

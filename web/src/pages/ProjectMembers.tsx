@@ -1,0 +1,180 @@
+import { useState } from 'preact/hooks';
+import { ApiError, api, seg } from '../api.js';
+import type { Environment, EnvPermission, Member, Project, ProjectMember, ProjectRole } from '../types.js';
+import { Async, Button, Empty, ErrorBanner, useAsync, useToast } from '../ui.js';
+
+const ROLES: ProjectRole[] = ['Admin', 'Developer', 'Read-only'];
+
+/** Spec "Authorization layers": the project role's default on an environment. */
+export function roleDefault(role: ProjectRole, isProtected: boolean): EnvPermission {
+  if (role === 'Admin') return 'write';
+  if (role === 'Read-only') return 'read';
+  return isProtected ? 'none' : 'write';
+}
+
+/** Project roles and per-environment overrides as a grid (D22); Owners and project Admins only. */
+export function ProjectMembers({ project, envs }: { project: Project; envs: Environment[] }) {
+  const toast = useToast();
+  const base = `/projects/${seg(project.id)}/members`;
+  const state = useAsync(() => api.get<{ members: ProjectMember[] }>(base), [base]);
+  const ws = useAsync(() => api.get<{ members: Member[] }>('/workspace/members').catch(() => ({ members: [] })), []);
+  const [addUser, setAddUser] = useState('');
+  const [addRole, setAddRole] = useState<ProjectRole>('Developer');
+  const run = async (f: () => Promise<unknown>, msg: string) => {
+    try {
+      await f();
+      await state.reload();
+      toast(msg);
+    } catch (e) {
+      toast(e instanceof Error ? e.message : String(e), 'error');
+    }
+  };
+  if (state.error instanceof ApiError && state.error.status === 403) {
+    return <ErrorBanner error={new Error('Only workspace Owners and project Admins can manage project members.')} />;
+  }
+  return (
+    <section class="panel">
+      <Async state={state}>
+        {({ members }) => {
+          const candidates = (ws.data?.members ?? []).filter((m) => !members.some((pm) => pm.userId === m.id));
+          return (
+            <>
+              <p class="note">
+                Workspace Owners see every project. Members see a project once they have a role in it; each cell
+                overrides the role's default for one environment.
+              </p>
+              {members.length === 0 ? (
+                <Empty title="No project members">Add workspace members below to give them access.</Empty>
+              ) : (
+                <div class="table-wrap">
+                  <table class="table grid-table">
+                    <thead>
+                      <tr>
+                        <th>Member</th>
+                        <th>Role</th>
+                        {envs.map((e) => (
+                          <th key={e.name}>
+                            <span class="env-dot" style={{ background: e.color }} aria-hidden="true" /> {e.name}
+                          </th>
+                        ))}
+                        <th>
+                          <span class="sr-only">Actions</span>
+                        </th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {members.map((m) => (
+                        <tr key={m.userId}>
+                          <td>
+                            <div>{m.name}</div>
+                            <div class="muted small">{m.email}</div>
+                          </td>
+                          <td>
+                            <select
+                              class="input input-sm"
+                              aria-label={`Role of ${m.name}`}
+                              value={m.role}
+                              onChange={(e) =>
+                                run(
+                                  () => api.put(`${base}/${seg(m.userId)}`, { role: e.currentTarget.value }),
+                                  `${m.name} is now ${e.currentTarget.value}`,
+                                )
+                              }
+                            >
+                              {ROLES.map((r) => (
+                                <option key={r}>{r}</option>
+                              ))}
+                            </select>
+                          </td>
+                          {envs.map((e) => {
+                            const override = m.envPermissions[e.name];
+                            const def = roleDefault(m.role, e.protected);
+                            return (
+                              <td key={e.name}>
+                                <select
+                                  class={`input input-sm perm ${override ? 'perm-override' : ''}`}
+                                  aria-label={`${m.name} on ${e.name}`}
+                                  value={override ?? ''}
+                                  onChange={(ev) => {
+                                    const v = ev.currentTarget.value;
+                                    const path = `${base}/${seg(m.userId)}/envs/${seg(e.name)}`;
+                                    void run(
+                                      () => (v ? api.put(path, { permission: v }) : api.del(path)),
+                                      `${m.name} on ${e.name}: ${v || `default (${def})`}`,
+                                    );
+                                  }}
+                                >
+                                  <option value="">default · {def}</option>
+                                  <option value="none">none</option>
+                                  <option value="read">read</option>
+                                  <option value="write">write</option>
+                                </select>
+                              </td>
+                            );
+                          })}
+                          <td>
+                            <Button
+                              size="sm"
+                              variant="ghost"
+                              class="danger-text"
+                              onClick={() =>
+                                run(() => api.del(`${base}/${seg(m.userId)}`), `${m.name} removed from ${project.name}`)
+                              }
+                            >
+                              Remove
+                            </Button>
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              {candidates.length === 0 ? (
+                <p class="note">Every workspace member is in this project. Invite more people from Team.</p>
+              ) : (
+                <form
+                  class="inline-form"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    if (!addUser) return;
+                    void run(() => api.put(`${base}/${seg(addUser)}`, { role: addRole }), 'Member added').then(() =>
+                      setAddUser(''),
+                    );
+                  }}
+                >
+                  <select
+                    class="input"
+                    aria-label="Workspace member"
+                    value={addUser}
+                    onChange={(e) => setAddUser(e.currentTarget.value)}
+                  >
+                    <option value="">Add a workspace member…</option>
+                    {candidates.map((m) => (
+                      <option key={m.id} value={m.id}>
+                        {m.name} ({m.email})
+                      </option>
+                    ))}
+                  </select>
+                  <select
+                    class="input"
+                    aria-label="Project role"
+                    value={addRole}
+                    onChange={(e) => setAddRole(e.currentTarget.value as ProjectRole)}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r}>{r}</option>
+                    ))}
+                  </select>
+                  <Button type="submit" variant="primary" disabled={!addUser}>
+                    Add to project
+                  </Button>
+                </form>
+              )}
+            </>
+          );
+        }}
+      </Async>
+    </section>
+  );
+}

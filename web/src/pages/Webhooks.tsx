@@ -1,0 +1,343 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, api, seg } from '../api.js';
+import { dateTime, relativeTime } from '../lib/format.js';
+import { isOwner, useSession } from '../session.js';
+import {
+  type CreatedWebhook,
+  WEBHOOK_EVENTS,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookEvent,
+} from '../types-pending.js';
+import {
+  Async,
+  Button,
+  Confirm,
+  Empty,
+  ErrorBanner,
+  Field,
+  FormError,
+  Modal,
+  OnceSecret,
+  PageHeader,
+  Pill,
+  Spinner,
+  useAsync,
+  useToast,
+} from '../ui.js';
+
+function statusTone(s: number | null): string {
+  if (s === null) return 'neutral';
+  return s >= 200 && s < 300 ? 'ok' : 'bad';
+}
+
+export function WebhooksPage() {
+  const { user } = useSession();
+  const owner = isOwner(user);
+  const toast = useToast();
+  const hooks = useAsync(() => api.get<{ webhooks: Webhook[] }>('/workspace/webhooks'), []);
+  const [editing, setEditing] = useState<Webhook | 'new' | null>(null);
+  const [secret, setSecret] = useState<CreatedWebhook | null>(null);
+  const [deliveries, setDeliveries] = useState<Webhook | null>(null);
+  const [deleting, setDeleting] = useState<Webhook | null>(null);
+  if (hooks.error instanceof ApiError && hooks.error.status === 404) {
+    return (
+      <>
+        <PageHeader title="Webhooks" />
+        <Empty title="Webhooks are not available on this server">Update the server to a version with webhooks.</Empty>
+      </>
+    );
+  }
+  return (
+    <>
+      <PageHeader
+        title="Webhooks"
+        subtitle="Signed HTTP POSTs (X-Svcenv-Signature: sha256=…) when variables change or are pulled."
+        actions={
+          owner && (
+            <Button variant="primary" onClick={() => setEditing('new')}>
+              New webhook
+            </Button>
+          )
+        }
+      />
+      <Async state={hooks}>
+        {({ webhooks }) =>
+          webhooks.length === 0 ? (
+            <Empty
+              title="No webhooks"
+              action={owner && <Button onClick={() => setEditing('new')}>Create a webhook</Button>}
+            >
+              Notify your deploy pipeline or chat when configuration changes.
+            </Empty>
+          ) : (
+            <ul class="hook-list">
+              {webhooks.map((h) => (
+                <li key={h.id} class="card hook">
+                  <div class="hook-main">
+                    <div class="hook-title">
+                      <span class={`status-dot ${h.active ? 'on' : 'off'}`} aria-hidden="true" />
+                      <strong>{h.name}</strong>
+                      {!h.active && <Pill>paused</Pill>}
+                    </div>
+                    <code class="hook-url">{h.url}</code>
+                    <div class="hook-events">
+                      {h.events.map((e) => (
+                        <span key={e} class="chip">
+                          {e}
+                        </span>
+                      ))}
+                    </div>
+                    <div class="muted small">
+                      Last delivery:{' '}
+                      {h.lastFiredAt ? (
+                        <>
+                          <Pill tone={statusTone(h.lastStatus)}>
+                            {h.lastStatus === 0 ? 'no response' : h.lastStatus}
+                          </Pill>{' '}
+                          {relativeTime(h.lastFiredAt)}
+                        </>
+                      ) : (
+                        'never'
+                      )}
+                    </div>
+                  </div>
+                  <div class="hook-actions">
+                    <Button size="sm" onClick={() => setDeliveries(h)}>
+                      Deliveries
+                    </Button>
+                    {owner && (
+                      <>
+                        <Button
+                          size="sm"
+                          onClick={async () => {
+                            try {
+                              await api.post(`/workspace/webhooks/${seg(h.id)}/test`);
+                              toast('Test ping queued');
+                            } catch (e) {
+                              toast(e instanceof Error ? e.message : String(e), 'error');
+                            }
+                          }}
+                        >
+                          Send test
+                        </Button>
+                        <label class="switch">
+                          <input
+                            type="checkbox"
+                            checked={h.active}
+                            aria-label={`${h.name} active`}
+                            onChange={async () => {
+                              try {
+                                await api.patch(`/workspace/webhooks/${seg(h.id)}`, { active: !h.active });
+                                await hooks.reload();
+                              } catch (e) {
+                                toast(e instanceof Error ? e.message : String(e), 'error');
+                              }
+                            }}
+                          />
+                          <span>Active</span>
+                        </label>
+                        <Button size="sm" variant="ghost" onClick={() => setEditing(h)}>
+                          Edit
+                        </Button>
+                        <Button size="sm" variant="ghost" class="danger-text" onClick={() => setDeleting(h)}>
+                          Delete
+                        </Button>
+                      </>
+                    )}
+                  </div>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Async>
+      {editing && (
+        <WebhookForm
+          hook={editing === 'new' ? null : editing}
+          onClose={() => setEditing(null)}
+          onSaved={async (created) => {
+            setEditing(null);
+            if (created) setSecret(created);
+            else toast('Webhook saved');
+            await hooks.reload();
+          }}
+        />
+      )}
+      {secret && (
+        <Modal
+          title={`Webhook ${secret.name} created`}
+          onClose={() => setSecret(null)}
+          footer={
+            <Button variant="primary" onClick={() => setSecret(null)}>
+              I have saved it
+            </Button>
+          }
+        >
+          <OnceSecret
+            value={secret.secret}
+            note="This signing secret is shown only once. Use it to verify X-Svcenv-Signature."
+          />
+        </Modal>
+      )}
+      {deliveries && <Deliveries hook={deliveries} onClose={() => setDeliveries(null)} />}
+      {deleting && (
+        <Confirm
+          title={`Delete ${deleting.name}?`}
+          action="Delete"
+          body={<p>No more deliveries will be sent to {deleting.url}.</p>}
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            await api.del(`/workspace/webhooks/${seg(deleting.id)}`);
+            setDeleting(null);
+            await hooks.reload();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function WebhookForm({
+  hook,
+  onClose,
+  onSaved,
+}: {
+  hook: Webhook | null;
+  onClose: () => void;
+  onSaved: (created: CreatedWebhook | null) => Promise<void>;
+}) {
+  const [name, setName] = useState(hook?.name ?? '');
+  const [url, setUrl] = useState(hook?.url ?? 'https://');
+  const [events, setEvents] = useState<WebhookEvent[]>(
+    hook?.events ?? ['vars.bulk_upsert', 'var.update', 'var.delete'],
+  );
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  return (
+    <Modal title={hook ? `Edit ${hook.name}` : 'New webhook'} onClose={onClose}>
+      <form
+        class="stack"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(undefined);
+          try {
+            if (hook) {
+              await api.patch(`/workspace/webhooks/${seg(hook.id)}`, { name, url, events });
+              await onSaved(null);
+            } else {
+              await onSaved(await api.post<CreatedWebhook>('/workspace/webhooks', { name, url, events }));
+            }
+          } catch (err) {
+            setError(err);
+            setBusy(false);
+          }
+        }}
+      >
+        <Field label="Name" name="name" error={error}>
+          <input
+            class="input"
+            name="name"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            required
+            autofocus
+          />
+        </Field>
+        <Field
+          label="URL"
+          name="url"
+          error={error}
+          hint="https:// — the server refuses private addresses unless configured."
+        >
+          <input
+            class="input mono"
+            name="url"
+            type="url"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+            required
+          />
+        </Field>
+        <fieldset class="fieldset">
+          <legend>Events</legend>
+          <div class="check-grid">
+            {WEBHOOK_EVENTS.map((ev) => (
+              <label key={ev} class="check">
+                <input
+                  type="checkbox"
+                  checked={events.includes(ev)}
+                  onChange={() => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])}
+                />
+                <code>{ev}</code>
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        <FormError error={error} fields={['name', 'url']} />
+        <div class="row-end">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={events.length === 0}>
+            {hook ? 'Save' : 'Create webhook'}
+          </Button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+function Deliveries({ hook, onClose }: { hook: Webhook; onClose: () => void }) {
+  const [list, setList] = useState<WebhookDelivery[] | null>(null);
+  const [error, setError] = useState<unknown>();
+  const load = () =>
+    api
+      .get<{ deliveries: WebhookDelivery[] }>(`/workspace/webhooks/${seg(hook.id)}/deliveries`)
+      .then((r) => setList(r.deliveries))
+      .catch(setError);
+  useEffect(() => {
+    void load();
+  }, [hook.id]);
+  return (
+    <Modal title={`Deliveries of ${hook.name}`} onClose={onClose} wide footer={<Button onClick={load}>Refresh</Button>}>
+      {error ? (
+        <ErrorBanner error={error} />
+      ) : !list ? (
+        <Spinner />
+      ) : list.length === 0 ? (
+        <Empty title="No deliveries yet">Send a test ping or change a variable.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="table" data-testid="deliveries">
+            <thead>
+              <tr>
+                <th>Event</th>
+                <th>Status</th>
+                <th>Attempt</th>
+                <th>Duration</th>
+                <th>Time</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((d) => (
+                <tr key={`${d.id}-${d.attempt}`}>
+                  <td>
+                    <code>{d.event}</code>
+                  </td>
+                  <td>
+                    <Pill tone={statusTone(d.status)}>{d.status === 0 ? (d.error ?? 'no response') : d.status}</Pill>
+                  </td>
+                  <td>{d.attempt}</td>
+                  <td>{d.durationMs} ms</td>
+                  <td class="small" title={dateTime(d.createdAt)}>
+                    {relativeTime(d.createdAt)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Modal>
+  );
+}

@@ -1,0 +1,182 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, api, setToken } from './api.js';
+import { Icon } from './icons.js';
+import { navigate } from './router.js';
+import { useSession } from './session.js';
+import type { MyWorkspace } from './types.js';
+import { Link, useToast } from './ui.js';
+
+const NAV = [
+  { to: '/projects', label: 'Projects', icon: 'projects' },
+  { to: '/tokens', label: 'Access tokens', icon: 'key' },
+  { to: '/team', label: 'Team', icon: 'team' },
+  { to: '/webhooks', label: 'Webhooks', icon: 'webhook' },
+  { to: '/audit', label: 'Audit log', icon: 'audit' },
+  { to: '/settings', label: 'Settings', icon: 'settings' },
+] as const;
+
+export function Shell({
+  path,
+  onLogout,
+  children,
+}: {
+  path: string;
+  onLogout: () => void;
+  children: ComponentChildren;
+}) {
+  const { user } = useSession();
+  const [navOpen, setNavOpen] = useState(false);
+  useEffect(() => setNavOpen(false), [path]);
+  return (
+    <div class={`shell ${navOpen ? 'nav-open' : ''}`}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <button
+          type="button"
+          class="icon-btn nav-toggle"
+          aria-label="Menu"
+          aria-expanded={navOpen}
+          onClick={() => setNavOpen(!navOpen)}
+        >
+          <Icon name="menu" size={20} />
+        </button>
+        <Link to="/projects" class="brand">
+          <span class="brand-mark" aria-hidden="true" />
+          svcenv
+        </Link>
+        <WorkspaceSwitcher />
+        <div class="topbar-spacer" />
+        <div class="user-chip" title={user.email}>
+          <span class="avatar" aria-hidden="true">
+            {user.name.slice(0, 1).toUpperCase()}
+          </span>
+          <span class="user-name">{user.name}</span>
+        </div>
+        <button type="button" class="btn btn-ghost btn-sm" onClick={onLogout}>
+          Log out
+        </button>
+      </header>
+      <nav class="sidebar" aria-label="Main">
+        {NAV.map((n) => (
+          <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>
+            <Icon name={n.icon} />
+            {n.label}
+          </Link>
+        ))}
+        <div class="sidebar-foot muted">
+          {user.workspaceName}
+          <br />
+          <span class="pill pill-neutral">{user.wsRole}</span>
+        </div>
+      </nav>
+      <main id="main" class="content" tabIndex={-1}>
+        {!user.emailVerifiedAt && <VerifyBanner />}
+        {children}
+      </main>
+    </div>
+  );
+}
+
+function VerifyBanner() {
+  const toast = useToast();
+  const [sent, setSent] = useState(false);
+  return (
+    <div class="alert alert-info banner">
+      <span>Please verify your email address: we sent you a link when you signed up.</span>
+      <button
+        type="button"
+        class="linklike"
+        disabled={sent}
+        onClick={async () => {
+          try {
+            await api.post('/auth/resend-verification');
+            setSent(true);
+            toast('Verification email sent');
+          } catch (e) {
+            toast(e instanceof Error ? e.message : String(e), 'error');
+          }
+        }}
+      >
+        {sent ? 'Sent' : 'Resend the email'}
+      </button>
+    </div>
+  );
+}
+
+/** The current workspace; the caller's other workspaces (GET /v1/me/workspaces, D12) to switch to. */
+function WorkspaceSwitcher() {
+  const { user } = useSession();
+  const toast = useToast();
+  const [open, setOpen] = useState(false);
+  const [list, setList] = useState<MyWorkspace[] | null>(null);
+  const [err, setErr] = useState<string | null>(null);
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    api
+      .get<{ workspaces: MyWorkspace[] }>('/me/workspaces')
+      .then((r) => setList(r.workspaces))
+      .catch((e) =>
+        setErr(
+          e instanceof ApiError && e.status === 404
+            ? 'Workspace list is not available on this server.'
+            : String(e.message),
+        ),
+      );
+    const close = (e: MouseEvent) => {
+      if (ref.current && !ref.current.contains(e.target as Node)) setOpen(false);
+    };
+    addEventListener('click', close);
+    return () => removeEventListener('click', close);
+  }, [open]);
+  return (
+    <div class="ws-switch" ref={ref}>
+      <button
+        type="button"
+        class="ws-button"
+        aria-haspopup="menu"
+        aria-expanded={open}
+        onClick={() => setOpen(!open)}
+        onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}
+      >
+        <span class="ws-name">{user.workspaceName}</span>
+        <span aria-hidden="true">▾</span>
+      </button>
+      {open && (
+        <div class="menu" role="menu" onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
+          <div class="menu-label">Switch workspace</div>
+          {err && <div class="menu-note">{err}</div>}
+          {!list && !err && <div class="menu-note">Loading…</div>}
+          {list?.map((w) => (
+            <button
+              type="button"
+              role="menuitem"
+              key={w.id}
+              class={`menu-item ${w.id === user.workspaceId ? 'current' : ''}`}
+              onClick={async () => {
+                setOpen(false);
+                if (w.id === user.workspaceId) return;
+                try {
+                  const res = await api.post<{ token: string; workspaceName: string }>('/auth/switch-workspace', {
+                    workspaceId: w.id,
+                  });
+                  setToken(res.token);
+                  navigate('/projects');
+                  toast(`Switched to ${res.workspaceName}`);
+                } catch (e) {
+                  toast(e instanceof Error ? e.message : String(e), 'error');
+                }
+              }}
+            >
+              <span>{w.name}</span>
+              <span class="muted small">{w.wsRole}</span>
+            </button>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

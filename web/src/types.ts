@@ -1,0 +1,53 @@
+/**
+ * Wire types of the API, taken from the contract package (never redefined here). Only `import type`,
+ * so none of zod ends up in the bundle.
+ */
+import type {
+  AccessToken,
+  AuditEntry,
+  auditPage,
+  backupCodesResponse,
+  billing,
+  connections,
+  createTokenResponse,
+  diffResponse,
+  Environment,
+  HistoryEntry,
+  invitesResponse,
+  Member,
+  mfaSetupResponse,
+  myWorkspacesResponse,
+  Project,
+  ProjectMember,
+  SessionUser,
+  stats,
+  Variable,
+  Workspace,
+} from '@svcenv/contract';
+import type { z } from 'zod';
+
+export type {
+  AccessToken,
+  AuditEntry,
+  Environment,
+  HistoryEntry,
+  Member,
+  Project,
+  ProjectMember,
+  SessionUser,
+  Variable,
+  Workspace,
+};
+export type AuditPage = z.infer<typeof auditPage>;
+export type Billing = z.infer<typeof billing>;
+export type Connections = z.infer<typeof connections>;
+export type Stats = z.infer<typeof stats>;
+export type DiffResponse = z.infer<typeof diffResponse>;
+export type CreatedToken = z.infer<typeof createTokenResponse>;
+export type PendingInvite = z.infer<typeof invitesResponse>['invites'][number];
+export type WsRole = SessionUser['wsRole'];
+export type ProjectRole = ProjectMember['role'];
+export type EnvPermission = ProjectMember['envPermissions'][string];
+export type MyWorkspace = z.infer<typeof myWorkspacesResponse>['workspaces'][number];
+export type MfaSetup = z.infer<typeof mfaSetupResponse>;
+export type BackupCodes = z.infer<typeof backupCodesResponse>;
