@@ -154,6 +154,9 @@ export async function migrate(handle: DbHandle): Promise<void> {
   const { error, results } = await new Migrator({
     db: handle.db,
     provider,
+    // Work lands from parallel branches whose dated migrations interleave; each one is independent, so an
+    // earlier-named migration that arrives later still applies on an existing database.
+    allowUnorderedMigrations: true,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   }).migrateToLatest();
   if (error) {
