@@ -219,7 +219,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
   await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });
   if (config.BENCH_FLOOR_ROUTE) {
-    const floor = 'x'.repeat(2047) + '\n';
+    const floor = `${'x'.repeat(2047)}\n`;
     app.get('/bench/floor', { schema: { hide: true } }, async (_req, reply) =>
       reply.type('text/plain; charset=utf-8').send(floor),
     );

@@ -87,7 +87,7 @@ describe(`identity and sessions (${dialectName})`, () => {
   });
 
   it('rejects forged JWTs: alg none, a foreign key, a garbage string (D9)', async () => {
-    const { jwt, user } = await signupUser(app);
+    const { jwt } = await signupUser(app);
     const [, payload] = jwt.split('.');
     const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`;
     const foreign = await new SignJWT(JSON.parse(Buffer.from(payload!, 'base64url').toString()))
@@ -98,7 +98,6 @@ describe(`identity and sessions (${dialectName})`, () => {
       expect(res.status, bad).toBe(401);
       expect(res.body.error.code).toBe('UNAUTHORIZED');
     }
-    expect(user.id).toBeTruthy();
   });
 
   it('answers an access token on a JWT-only endpoint with 401 (D10)', async () => {

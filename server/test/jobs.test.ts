@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DbHandle, migrate, openDb } from '../src/db/index.js';
 import { exponentialBackoff, type JobKind, JobQueue } from '../src/jobs/queue.js';
@@ -127,6 +126,5 @@ describe(`durable job queue (${dialectName})`, () => {
     expect(ra + rb).toBe(200);
     expect(counts.size).toBe(200);
     expect([...counts.values()].every((c) => c === 1)).toBe(true);
-    void randomBytes;
   });
 });

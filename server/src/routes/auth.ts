@@ -1,7 +1,6 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { login, sessionUser, signup, switchWorkspace, verifyMfaLogin } from '../services/accounts.js';
 import type { Deps } from '../services/deps.js';
 import { resendVerification, verifyEmail } from '../services/email-verification.js';
@@ -59,5 +58,4 @@ export async function authRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     },
     async (req) => switchWorkspace(deps, req.principal, req.body.workspaceId),
   );
-  void z;
 }

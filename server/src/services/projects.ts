@@ -1,5 +1,4 @@
 import type { Environment, Project } from '@svcenv/contract';
-import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -381,4 +380,3 @@ export async function projectAudit(
   }
   return auditPage(deps.db, { workspaceId: principal.workspaceId, projectId }, limit, cursor);
 }
-void sql;
