@@ -90,7 +90,7 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
     dialect: opts.db.dialect,
     clock: opts.clock,
     keyring: new ProjectKeyring(opts.masterKey),
-    auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows)),
+    auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows), opts.db.dialect === 'sqlite' ? 1 : 4),
     renderCache: new RenderCache(),
     jobs,
     webhooks,

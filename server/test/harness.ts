@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -81,6 +82,8 @@ export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<vo
 }
 
 export interface TestApp extends Client {
+  /** The Fastify instance, for in-process measurements (bench/). */
+  app: FastifyInstance;
   dataDir: string;
   db: DbHandle;
   deps: Deps;
@@ -133,6 +136,7 @@ export async function startApp(
   const c = client(address);
   return {
     ...c,
+    app,
     dataDir,
     db,
     deps,
@@ -168,7 +172,10 @@ export async function startServer(
     PORT: String(await freePort()),
     ...opts.env,
   };
-  const child = spawn(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'server', 'src', 'main.ts')], {
+  // Node itself with tsx as a loader, not the tsx command: that one runs the server as a grandchild, which a
+  // SIGKILL of the child would leave running (and still serving) behind the test's back.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'server', 'src', 'main.ts')], {
+    cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -14,11 +14,13 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { enableEpochCache } from './epoch-cache.js';
 import * as initial from './migrations/2026-11-22T00-initial.js';
 import * as jobs from './migrations/2026-11-22T01-jobs.js';
 import * as accountSecurity from './migrations/2026-11-22T02-account-security.js';
 import * as events from './migrations/2026-11-22T03-events.js';
 import * as teams from './migrations/2026-11-22T04-teams.js';
+import * as cacheEpoch from './migrations/2026-11-22T05-cache-epoch.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -59,7 +61,11 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // Above the audit writer's 5,000 (db/audit-writer.worker.mjs): under read load that thread, not the one
+  // serving requests, runs the checkpoints; this is the safety net for a server that only writes.
+  sqlite.pragma('wal_autocheckpoint = 10000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  enableEpochCache(db, sqlite);
   const writer = new AuditWorker(file);
   return {
     db,
@@ -140,6 +146,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-22T02-account-security': { up: (db) => accountSecurity.up(db, dialect), down: accountSecurity.down },
     '2026-11-22T03-events': { up: (db) => events.up(db, dialect), down: events.down },
     '2026-11-22T04-teams': { up: (db) => teams.up(db), down: teams.down },
+    '2026-11-22T05-cache-epoch': { up: (db) => cacheEpoch.up(db, dialect), down: cacheEpoch.down },
   };
 }
 

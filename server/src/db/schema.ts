@@ -24,6 +24,13 @@ export interface Database {
   mfa_challenges: MfaChallengesTable;
   email_verifications: EmailVerificationsTable;
   invites: InvitesTable;
+  cache_epoch: CacheEpochTable;
+}
+
+/** One row (id 1): a counter that SQLite triggers bump on every change to the tables db/epoch-cache.ts caches. */
+export interface CacheEpochTable {
+  id: number;
+  n: number;
 }
 
 export interface InvitesTable {

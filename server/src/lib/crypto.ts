@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  hash,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 /**
  * Envelope encryption (spec: AES-256-GCM, a key per project). The master key wraps a random 256-bit data key
@@ -90,7 +98,8 @@ export class ProjectKeyring {
   }
 }
 
-export const sha256Hex = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
+/** One-shot `crypto.hash`: several times cheaper than createHash for the short inputs hashed per request. */
+export const sha256Hex = (s: string | Buffer): string => hash('sha256', s, 'hex');
 
 /** Derives a purpose-bound subkey (e.g. the JWT signing key) from the master key. */
 export const deriveKey = (masterKey: Buffer, purpose: string): Buffer =>

@@ -1,5 +1,6 @@
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
 import { createSigner, createVerifier } from 'fast-jwt';
+import { cachedRows, readEpoch, rememberRequestEpoch } from '../db/epoch-cache.js';
 import { hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
@@ -148,7 +149,7 @@ async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal>
     throw unauthorized('invalid session');
   }
   // D9: roles and the session version come from the database on every request, never from the token.
-  const [row] = await deps.queries.sessionMember(sub, wid);
+  const [row] = await cachedRows(deps.db, `session|${sub}|${wid}`, () => deps.queries.sessionMember(sub, wid));
   if (!row || row.session_version !== sv) throw unauthorized('invalid or expired session');
   return {
     kind: 'user',
@@ -166,7 +167,9 @@ async function authenticateToken(deps: AuthnDeps, token: string): Promise<Princi
   // D33: a malformed or mistyped token is refused before any database or bcrypt work.
   if (!tokenChecksumValid(token)) throw unauthorized('invalid access token');
   const digest = sha256Hex(token);
-  const rows = await deps.queries.tokensByPrefix(token.slice(0, TOKEN_DISPLAY_PREFIX_LEN));
+  const prefix = token.slice(0, TOKEN_DISPLAY_PREFIX_LEN);
+  const epoch = readEpoch(deps.db);
+  const rows = await cachedRows(deps.db, `token|${prefix}`, () => deps.queries.tokensByPrefix(prefix), epoch);
   for (const row of rows) {
     if (!deps.tokenCache.has(row.id, digest)) {
       if (!(await bcryptVerify(digest, row.token_hash))) continue;
@@ -178,7 +181,7 @@ async function authenticateToken(deps: AuthnDeps, token: string): Promise<Princi
     // D32: a creator removed from the workspace leaves the token with no access.
     if (!row.ws_role) throw unauthorized('the creator of this access token is no longer a workspace member');
     deps.touchToken(row.id, row.last_used_at);
-    return {
+    const principal: Principal = {
       kind: 'token',
       userId: row.user_id,
       userName: row.user_name,
@@ -194,6 +197,8 @@ async function authenticateToken(deps: AuthnDeps, token: string): Promise<Princi
         projectId: row.project_id,
       },
     };
+    rememberRequestEpoch(principal, epoch);
+    return principal;
   }
   throw unauthorized('invalid access token');
 }

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { cachedRows } from '../db/epoch-cache.js';
 import { hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
 import type { ProjectsTable } from '../db/schema.js';
@@ -43,18 +44,39 @@ export function roleDefault(role: ProjectRole, isProtected: boolean): Permission
  * Loads a project the principal may see. A project in another workspace, or one a Member was not added
  * to, is 404 so that its existence does not leak (D23); a token restricted to another project is 403.
  */
-export async function loadProjectAccess(db: Db, principal: Principal, projectId: string): Promise<ProjectAccess> {
+export async function loadProjectAccess(
+  db: Db,
+  principal: Principal,
+  projectId: string,
+  /** A read-only request's epoch (db/epoch-cache.ts `requestEpoch`). */
+  at?: number,
+): Promise<ProjectAccess> {
   const q = accessQueries(db);
-  const [project] = await q.project(projectId, principal.workspaceId);
+  const [project] = await cachedRows(
+    db,
+    `project|${projectId}|${principal.workspaceId}`,
+    () => q.project(projectId, principal.workspaceId),
+    at,
+  );
   if (!project) throw notFound('project');
   if (principal.token?.projectId && principal.token.projectId !== projectId) {
     throw forbidden('this token is restricted to another project');
   }
   if (principal.wsRole === 'Owner') return { principal, project, role: null, overrides: new Map() };
 
-  const [member] = await q.member(projectId, principal.userId);
+  const [member] = await cachedRows(
+    db,
+    `member|${projectId}|${principal.userId}`,
+    () => q.member(projectId, principal.userId),
+    at,
+  );
   if (!member) throw notFound('project');
-  const rows = await q.overrides(projectId, principal.userId);
+  const rows = await cachedRows(
+    db,
+    `overrides|${projectId}|${principal.userId}`,
+    () => q.overrides(projectId, principal.userId),
+    at,
+  );
   return {
     principal,
     project,
@@ -100,8 +122,8 @@ function compileAccessQueries(db: Db) {
 }
 
 /** An environment of a project by name (compiled query; see accessQueries). */
-export async function envByName(db: Db, projectId: string, name: string) {
-  const [env] = await accessQueries(db).env(projectId, name);
+export async function envByName(db: Db, projectId: string, name: string, at?: number) {
+  const [env] = await cachedRows(db, `env|${projectId}|${name}`, () => accessQueries(db).env(projectId, name), at);
   return env;
 }
 

@@ -48,8 +48,8 @@ export async function projectEnvs(db: Db, projectId: string): Promise<EnvFull[]>
     .execute();
 }
 
-export async function findEnv(db: Db, projectId: string, name: string): Promise<EnvFull> {
-  const env = await envByName(db, projectId, name);
+export async function findEnv(db: Db, projectId: string, name: string, at?: number): Promise<EnvFull> {
+  const env = await envByName(db, projectId, name, at);
   if (!env) throw notFound(`environment "${name}"`);
   return env;
 }

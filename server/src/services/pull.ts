@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { renderDotenv } from '@svcenv/contract';
+import { requestEpoch } from '../db/epoch-cache.js';
 import { ReferenceError422 } from '../lib/errors.js';
 import type { Resolution } from '../lib/references.js';
 import { auditRow } from './audit.js';
@@ -77,8 +78,11 @@ async function loadResolved(
   envName: string,
   need: 'read' | 'write',
 ) {
-  const access = await loadProjectAccess(deps.db, principal, projectId);
-  const env = await findEnv(deps.db, projectId, envName);
+  // Pull and export write nothing the cache holds, so their lookups share the counter value their
+  // authentication read (db/epoch-cache.ts).
+  const at = requestEpoch(deps.db, principal);
+  const access = await loadProjectAccess(deps.db, principal, projectId, at);
+  const env = await findEnv(deps.db, projectId, envName, at);
   requireEnv(access, env, need);
   let cached = deps.renderCache.get(env.id, env.revision);
   if (!cached) {

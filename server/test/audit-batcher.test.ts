@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, dialectName, signupUser, startApp, type TestApp } from './harness.js';
+
+/** The group commit of read audits (services/audit.ts) on the real database. */
+describe(`audit group commit (${dialectName})`, () => {
+  let srv: TestApp;
+  beforeAll(async () => {
+    srv = await startApp();
+  });
+  afterAll(async () => {
+    await srv.stop();
+  });
+
+  it('commits rows appended together in one go, and one bad row fails only its own caller', async () => {
+    const { jwt } = await signupUser(srv, 'Audit');
+    const p = await createProject(srv, jwt);
+    const [ws] = await srv.db.db.selectFrom('projects').select('workspace_id').where('id', '=', p.id).execute();
+    const row = (projectId: string, key: string) => ({
+      workspace_id: ws!.workspace_id,
+      project_id: projectId,
+      action: 'vars.pull',
+      target_key: key,
+      target_env: 'dev',
+      actor_id: null,
+      actor_type: 'token' as const,
+      detail: null,
+      created_at: new Date().toISOString(),
+    });
+    // A project deleted between authorization and the audit write: its row breaks the foreign key.
+    const results = await Promise.allSettled([
+      srv.deps.auditBatcher.append(row(p.id, 'first')),
+      srv.deps.auditBatcher.append(row(randomUUID(), 'orphan')),
+      srv.deps.auditBatcher.append(row(p.id, 'last')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const keys = await srv.db.db
+      .selectFrom('audit_logs')
+      .select('target_key')
+      .where('project_id', '=', p.id)
+      .where('action', '=', 'vars.pull')
+      .orderBy('id')
+      .execute();
+    expect(keys.map((k) => k.target_key)).toEqual(['first', 'last']);
+  });
+});
