@@ -3,17 +3,15 @@
  * `npx tsx bench/cli.bench.ts`). Needs dist/cli/svcenv-<host> (built here when missing).
  *   1. `svcenv version` cold start                      floor: `true`
  *   2. `svcenv run --all -- true` against a local server  floor: `true` + one loopback pull; beside dotenvx
- *   3. `svcenv run --all -- cat FILE` on 1 GiB, 1,000 secrets in scope, into /dev/null
- *        floor (target): `cat FILE | cat`, the same bytes through the same one pipe and two processes,
- *        unscrubbed. `run` must read its child's output from a pipe, so a floor with no pipe at all
- *        (`cat FILE > /dev/null`, which the kernel serves at page-cache copy speed) measures the pipe as
- *        much as the scrubber; it is printed too, for reference.
+ *   3. `svcenv run --all -- cat FILE` on 1 GiB, 1,000 secrets in scope, beside plain `cat FILE` into
+ *        the same sink: /dev/null (the issue's target), a file, and a pipe. Into /dev/null plain cat
+ *        runs at page-cache copy speed, while `run` must read its child's output through a socket.
  * Targets (issue 6): 2 within 3x of its floor and faster than dotenvx; 3 at least 50% of the floor.
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { renderDotenv } from '@svcenv/contract';
 import { build, hostTarget } from '../cli/build.js';
 import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
@@ -114,28 +112,35 @@ try {
     const t = timeRuns('sh', ['-c', `${cmd} > /dev/null`], 5, env);
     return GiB / 1e6 / (t / 1000);
   };
+  // The issue's target: beside plain `cat FILE` into the same sink. /dev/null is the sink the kernel
+  // serves fastest (cat's writes there cost nothing), so two real sinks are measured as well.
   const scrubbed = through(`${svcenv} run --all -- cat ${file}`);
-  const piped = through(`cat ${file} | cat`);
-  row(
-    'svcenv run --all -- cat 1 GiB (MB/s)',
-    scrubbed.toFixed(0),
-    piped.toFixed(0),
-    `${((scrubbed / piped) * 100).toFixed(0)}% (target >= 50%; floor: cat FILE | cat)`,
-  );
   const plain = through(`cat ${file}`);
   row(
-    '  same, beside cat FILE with no pipe (MB/s)',
+    'svcenv run --all -- cat 1 GiB > /dev/null (MB/s)',
     scrubbed.toFixed(0),
     plain.toFixed(0),
-    `${((scrubbed / plain) * 100).toFixed(0)}% (reference only)`,
+    `${((scrubbed / plain) * 100).toFixed(0)}% (target >= 50%; floor: cat FILE > /dev/null)`,
+  );
+  // A file sink: memory-backed (/dev/shm) when there is one, so the disk does not set both figures.
+  const sinkFile = join(existsSync('/dev/shm') ? mkdtempSync('/dev/shm/svcenv-bench-') : work, 'out.log');
+  const intoFile = (cmd: string) => through(`${cmd} > ${sinkFile}; rm -f ${sinkFile}; true`);
+  const scrubbedFile = intoFile(`${svcenv} run --all -- cat ${file}`);
+  const plainFile = intoFile(`cat ${file}`);
+  rmSync(dirname(sinkFile), { recursive: true, force: true });
+  row(
+    '  same, into a file (MB/s)',
+    scrubbedFile.toFixed(0),
+    plainFile.toFixed(0),
+    `${((scrubbedFile / plainFile) * 100).toFixed(0)}% (floor: cat FILE > the same file)`,
   );
   const scrubbedPiped = through(`${svcenv} run --all -- cat ${file} | cat`);
-  const piped2 = through(`cat ${file} | cat | cat`);
+  const piped = through(`cat ${file} | cat`);
   row(
-    '  same, both through one more pipe (MB/s)',
+    '  same, into a pipe (MB/s)',
     scrubbedPiped.toFixed(0),
-    piped2.toFixed(0),
-    `${((scrubbedPiped / piped2) * 100).toFixed(0)}%`,
+    piped.toFixed(0),
+    `${((scrubbedPiped / piped) * 100).toFixed(0)}% (floor: cat FILE | cat)`,
   );
 } finally {
   await server.stop();

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { DotenvParseError, parseDotenv, renderDotenv } from '@svcenv/contract';
+import { DotenvParseError, parseDotenv, parseDotenvFull, parseSimpleDotenv, renderDotenv } from '@svcenv/contract';
 import { describe, expect, it } from 'vitest';
 
 const roundTrip = (entries: [string, string][]) => [...parseDotenv(renderDotenv(entries))];
@@ -60,6 +60,60 @@ describe('parseDotenv reads back renderDotenv (D30)', () => {
       }
       expect(roundTrip(entries)).toEqual(entries);
     }
+  });
+});
+
+describe('the fast path for simple lines', () => {
+  it('reads exactly what the full reader reads, and leaves everything else to it', () => {
+    const alphabet = [
+      'a',
+      'Z',
+      '_',
+      '0',
+      '9',
+      '=',
+      ' ',
+      ' ',
+      '\n',
+      '\n',
+      '-',
+      'é',
+      '\u00a0',
+      '\u2028',
+      'export ',
+      '.',
+      '/',
+    ];
+    const pick = (chars: string[], max: number) => {
+      let out = '';
+      for (let c = randomInt(0, max); c > 0; c--) out += chars[randomInt(0, chars.length)];
+      return out;
+    };
+    const valueChars = alphabet.filter((c) => c !== '\n');
+    let simple = 0;
+    for (let n = 0; n < 3000; n++) {
+      // Mostly well-formed lines with odd spacing and values, some random junk lines.
+      const rows = Array.from({ length: randomInt(1, 6) }, (_, k) =>
+        randomInt(0, 10) < 8
+          ? `${pick([' '], 3)}K_${k}${pick([' '], 2)}=${pick([' '], 2)}${pick(valueChars, 20)}`
+          : pick(alphabet, 30),
+      );
+      const text = rows.join('\n') + (randomInt(0, 2) ? '\n' : '');
+      let full: [string, string][] | 'error';
+      try {
+        full = [...parseDotenvFull(text)];
+      } catch {
+        full = 'error';
+      }
+      const fast = parseSimpleDotenv(text);
+      if (fast === null) continue;
+      simple++;
+      expect([...fast], JSON.stringify(text)).toEqual(full);
+    }
+    expect(simple).toBeGreaterThan(1000); // the comparison above really ran
+    const pulled = renderDotenv(Array.from({ length: 1000 }, (_, i) => [`SECRET_${i}`, `s${i}-${'x'.repeat(24)}`]));
+    expect(parseSimpleDotenv(pulled)).not.toBeNull();
+    expect([...parseDotenv(pulled)]).toEqual([...parseDotenvFull(pulled)]);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { execScrubbed } from '../src/commands/run.js';
+import { execScrubbed, skipBytes } from '../src/commands/run.js';
 import { CliError } from '../src/errors.js';
 import { ScrubAutomaton } from '../src/scrub.js';
 
@@ -66,5 +66,20 @@ describe('execScrubbed (Node)', () => {
     });
     await expect(run).rejects.toBeInstanceOf(CliError);
     await expect(run).rejects.toMatchObject({ code: 'EXEC', hint: 'is it on PATH?' });
+  });
+
+  it('resumes after a partial writev at the right byte', () => {
+    const parts = ['abc', '', '***', 'defgh'].map((p) => Buffer.from(p));
+    const rest = (n: number) => Buffer.concat(skipBytes(parts, n)).toString();
+    expect([0, 1, 3, 4, 6, 7, 10, 11].map(rest)).toEqual([
+      'abc***defgh',
+      'bc***defgh',
+      '***defgh',
+      '**defgh',
+      'defgh',
+      'efgh',
+      'h',
+      '',
+    ]);
   });
 });

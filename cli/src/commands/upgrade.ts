@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   closeSync,
@@ -49,6 +48,8 @@ export const upgradeCommand: Command = {
       await download(api, asset.url, asset.sha256, tmp);
       chmodSync(tmp, statSync(self).mode & 0o777);
       // A binary that cannot start here (wrong libc, truncated) must not replace a working one.
+      // node:child_process is loaded here, not at start-up: importing it costs every command ~1 ms under Bun.
+      const { spawnSync } = await import('node:child_process');
       const probe = spawnSync(tmp, ['version'], { encoding: 'utf8', timeout: 30_000 });
       if (probe.status !== 0 || !probe.stdout.includes(manifest.version)) {
         throw new CliError('UPGRADE', `the downloaded svcenv ${manifest.version} does not run on this machine`);
