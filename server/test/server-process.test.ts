@@ -1,7 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createProject, createToken, freshPgSchema, repoRoot, signupUser, startServer, upsert } from './harness.js';
 
@@ -64,16 +67,49 @@ describe('the server process (main.ts)', () => {
     }
   });
 
-  it('stops gracefully on SIGTERM, exiting 0', async () => {
+  it('stops gracefully on SIGTERM, exiting 0, after finishing a request already in flight', async () => {
     const pg = await pgEnv();
     const srv = await startServer({ env: pg.env });
     const { jwt } = await signupUser(srv);
-    const inFlight = createProject(srv, jwt);
-    const code = await srv.stop('SIGTERM');
-    await inFlight;
-    await pg.drop();
-    expect(code).toBe(0);
+    // The test holds the database's write lock, so the request below is provably inside the server when
+    // SIGTERM arrives, and can only finish after the stop began. `100 Continue` says the server has routed
+    // it (so it is not refused as arriving after the stop); on PostgreSQL the server's session is then seen
+    // waiting for the lock; on SQLite the wait blocks the server's thread (busy_timeout), so the signal is
+    // handled once the request is done.
+    const lock = await holdWriteLock(pg.env.DATABASE_URL, srv.dataDir);
+    const body = JSON.stringify({ name: 'made-during-stop' });
+    const socket = connect(Number(new URL(srv.url).port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      answer += d;
+    });
+    const closed = new Promise((r) => socket.on('close', r));
+    socket.write(
+      `POST /v1/projects HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${jwt}\r\n` +
+        `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        'expect: 100-continue\r\nconnection: close\r\n\r\n',
+    );
+    await until(() => answer.includes('100 Continue'));
+    socket.write(body);
+    await lock.waitedFor();
+    expect(answer).toBe('HTTP/1.1 100 Continue\r\n\r\n'); // no answer yet: the request waits for the lock
+    const code = srv.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    await lock.release();
+    await closed;
+    expect(answer).toMatch(/HTTP\/1\.1 201 Created[\s\S]*made-during-stop/);
+    expect(await code).toBe(0);
     expect(srv.logs()).toContain('"msg":"stopped"');
+    // Acknowledged means kept: a new instance on the same data lists it.
+    const again = await startServer({ dataDir: srv.dataDir, env: pg.env });
+    try {
+      const list = await again.request('GET', '/v1/projects', { token: jwt });
+      expect(JSON.stringify(list.body)).toContain('made-during-stop');
+    } finally {
+      await again.stop();
+      await pg.drop();
+    }
   });
 
   it('refuses plain HTTP on a non-loopback address and lists every configuration problem (D4)', () => {
@@ -136,3 +172,46 @@ describe('the server process (main.ts)', () => {
     }
   });
 });
+
+const until = async (ok: () => boolean) => {
+  while (!ok()) await new Promise((r) => setTimeout(r, 10));
+};
+
+/**
+ * Takes the write lock of the server's database from this process. `waitedFor` resolves once a server
+ * session waits for it (PostgreSQL shows that; on SQLite, a moment later); `release` lets it go.
+ */
+async function holdWriteLock(databaseUrl: string | undefined, dataDir: string) {
+  if (databaseUrl) {
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    await c.query('begin');
+    await c.query('lock table projects in exclusive mode');
+    return {
+      async waitedFor() {
+        for (;;) {
+          // Within a transaction pg_stat_activity is a snapshot taken at its first read: take a new one.
+          await c.query('select pg_stat_clear_snapshot()');
+          const r = await c.query(
+            "select 1 from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid() and query ilike '%projects%'",
+          );
+          if (r.rowCount) return;
+          await new Promise((res) => setTimeout(res, 10));
+        }
+      },
+      async release() {
+        await c.query('commit');
+        await c.end();
+      },
+    };
+  }
+  const db = new Database(join(dataDir, 'svcenv.db'));
+  db.exec('begin immediate');
+  return {
+    waitedFor: () => new Promise((r) => setTimeout(r, 300)),
+    async release() {
+      db.exec('commit');
+      db.close();
+    },
+  };
+}

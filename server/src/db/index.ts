@@ -127,6 +127,11 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
+      // Kysely opens transactions with a deferred `begin`. One that has read and then writes while another
+      // connection (the audit writer thread, a second process) holds the write lock gets SQLITE_BUSY at
+      // once, without the busy timeout, and the request a 500; `begin immediate` takes the write lock first,
+      // waiting up to busy_timeout for it (server/test/server-process.test.ts holds the lock to prove it).
+      if (sql === 'begin') sql = 'begin immediate';
       let stmt = cache.get(sql);
       if (!stmt) {
         stmt = sqlite.prepare(sql);
