@@ -179,3 +179,37 @@ describe(`pull and export (${dialectName})`, () => {
     ]);
   });
 });
+
+describe(`writes under pull load (${dialectName})`, () => {
+  it('answers every write and every pull while audit rows are being committed (no 500 from a busy database)', async () => {
+    const app = await startApp();
+    try {
+      const { jwt } = await signupUser(app);
+      const p = await createProject(app, jwt, { name: 'busy' });
+      const { token } = await createToken(app, jwt, { scope: 'read' });
+      // Pulls keep the audit writer committing; each write's transaction reads, then writes (bulk upsert
+      // checks the existing keys first), so on SQLite it must wait for the writer's lock, not fail.
+      const statuses: number[] = [];
+      let writing = true;
+      const pulls = Array.from({ length: 8 }, async () => {
+        while (writing) {
+          statuses.push((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token })).status);
+        }
+      });
+      for (let i = 0; i < 60; i++) {
+        const res = await app.request('POST', `/v1/projects/${p.id}/vars`, {
+          token: jwt,
+          body: { envs: ['dev'], items: [{ key: `K${i}`, value: `value-${i}`, type: 'secret' }] },
+        });
+        statuses.push(res.status);
+      }
+      writing = false;
+      await Promise.all(pulls);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      const pulled = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull?metadata=false`, { token });
+      expect(pulled.text.trim().split('\n')).toHaveLength(60);
+    } finally {
+      await app.stop();
+    }
+  });
+});
