@@ -7,6 +7,8 @@
  * in interleaved rounds (floor, pull, 304, floor, pull, 304, ...) and each figure is the median of its
  * rounds; a ratio is the median of the per-round ratios, each against the floor of its own round.
  */
+import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
 
@@ -63,6 +65,31 @@ const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const row = (name: string, f: Figure) =>
   `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   (rounds: ${f.ratios.map(pct).join(', ')})`;
 
+/**
+ * The disk's part of every pull: the fdatasync latency of a small append in the server's data directory,
+ * as the audit writer's commit pays it. Ten closed-loop connections whose answers each wait for a commit
+ * cannot go faster than about 10 / (2 x commit) requests a second (a row that arrives during one commit
+ * waits for the next), however cheap the rest is; printed so the pull figures can be read against it.
+ */
+function fdatasyncMicros(dir: string, n = 500) {
+  const file = join(dir, 'bench-fsync.tmp');
+  const fd = openSync(file, 'a');
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      writeSync(fd, Buffer.alloc(200, 120));
+      const t = process.hrtime.bigint();
+      fdatasyncSync(fd);
+      times.push(Number(process.hrtime.bigint() - t) / 1000);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(file, { force: true });
+  }
+  times.sort((a, b) => a - b);
+  return { median: times[n >> 1]!, p99: times[Math.floor(n * 0.99)]! };
+}
+
 const srv = await startServer({ env: { DEFAULT_PLAN: 'enterprise', BENCH_FLOOR_ROUTE: 'true', LOG_LEVEL: 'warn' } });
 try {
   const { jwt } = await signupUser(srv, 'Bench');
@@ -97,6 +124,10 @@ try {
 
   console.log(
     `pull benchmark: ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s, SQLite (WAL, synchronous=FULL)`,
+  );
+  const sync = fdatasyncMicros(srv.dataDir);
+  console.log(
+    `disk: fdatasync of a small append in DATA_DIR, median ${sync.median.toFixed(0)} µs, p99 ${sync.p99.toFixed(0)} µs (each pull's audit commit waits for one)`,
   );
   console.log(row('floor: constant 2 KB text', before.floor!));
   console.log(row('pull, 100 vars (10 references)', before.pull!));
