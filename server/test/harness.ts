@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -82,8 +81,6 @@ export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<vo
 }
 
 export interface TestApp extends Client {
-  /** The Fastify instance, for in-process measurements (bench/). */
-  app: FastifyInstance;
   dataDir: string;
   db: DbHandle;
   deps: Deps;
@@ -136,7 +133,6 @@ export async function startApp(
   const c = client(address);
   return {
     ...c,
-    app,
     dataDir,
     db,
     deps,

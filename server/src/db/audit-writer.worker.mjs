@@ -36,6 +36,8 @@ const insertAll = db.transaction((batches) => {
 
 // Group commit: every batch that arrived while the previous commit was syncing goes into the next one. If
 // that transaction fails, each batch is committed on its own, so one bad batch fails only its own callers.
+// (Needed besides the batcher's row-by-row retry: those single-row retries arrive here together and would
+// otherwise fail together again.)
 const reply = (ids, ok, e) =>
   parentPort.postMessage(ok ? { ids, ok } : { ids, ok, message: e instanceof Error ? e.message : String(e) });
 parentPort.on('message', (first) => {

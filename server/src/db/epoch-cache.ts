@@ -20,7 +20,7 @@ import type { Db } from './index.js';
 export class EpochCache {
   private epoch = -1;
   private readonly map = new Map<string, readonly unknown[]>();
-  private readEpoch: SQLite.Statement<[], number> | null = null;
+  private counterQuery: SQLite.Statement<[], number> | null = null;
 
   constructor(
     private readonly sqlite: SQLite.Database,
@@ -31,8 +31,8 @@ export class EpochCache {
   read(): number | undefined {
     if (this.sqlite.inTransaction) return undefined;
     // Prepared on first use: the handle is opened before migrations create the table.
-    this.readEpoch ??= this.sqlite.prepare<[], number>('select n from cache_epoch where id = 1').pluck();
-    return this.readEpoch.get() ?? -1;
+    this.counterQuery ??= this.sqlite.prepare<[], number>('select n from cache_epoch where id = 1').pluck();
+    return this.counterQuery.get() ?? -1;
   }
 
   /**

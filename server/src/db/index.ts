@@ -120,7 +120,8 @@ class AuditWorker {
 /**
  * Kysely's SQLite driver prepares every query anew; preparing costs more than running a small indexed query,
  * so prepared statements are kept by SQL text (bounded: the app issues a fixed set of query shapes, plus
- * `IN (...)` lists of varying length).
+ * `IN (...)` lists of varying length). Every statement passes here, so this is also where transactions are
+ * made to begin immediate (see below).
  */
 function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
