@@ -13,7 +13,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { renderDotenv } from '@svcenv/contract';
-import { build, hostTarget } from '../cli/build.js';
+import { build, hostBun, hostTarget } from '../cli/build.js';
 import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
 
 const repoRoot = join(import.meta.dirname, '..');
@@ -121,6 +121,15 @@ try {
     scrubbed.toFixed(0),
     plain.toFixed(0),
     `${((scrubbed / plain) * 100).toFixed(0)}% (target >= 50%; floor: cat FILE > /dev/null)`,
+  );
+  // The ceiling of any scrubber on this runtime: the same relay (Bun.spawn, child output over a socket
+  // pair, writeSync to fd 1) with no scrubbing at all (bench/relay.ts).
+  const relayed = through(`${hostBun()} ${join(import.meta.dirname, 'relay.ts')} cat ${file}`);
+  row(
+    '  same, beside the bare relay, no scrubbing (MB/s)',
+    scrubbed.toFixed(0),
+    relayed.toFixed(0),
+    `${((scrubbed / relayed) * 100).toFixed(0)}% (floor: bench/relay.ts cat FILE > /dev/null; relay/cat ${((relayed / plain) * 100).toFixed(0)}%)`,
   );
   // A file sink: memory-backed (/dev/shm) when there is one, so the disk does not set both figures.
   const sinkFile = join(existsSync('/dev/shm') ? mkdtempSync('/dev/shm/svcenv-bench-') : work, 'out.log');

@@ -2,9 +2,7 @@
  * Settings resolution: flags > environment variables > config file > default (spec "Configuration").
  * The file is `~/.config/svcenv/config.json`, mode 0600 in a 0700 directory, written only by `login`.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { fs, os, path } from './builtins.js';
 import { CliError } from './errors.js';
 
 /**
@@ -30,25 +28,25 @@ export interface Settings {
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export function configPath(env: Env): string {
-  return join(env.HOME || homedir(), '.config', 'svcenv', 'config.json');
+  return path().join(env.HOME || os().homedir(), '.config', 'svcenv', 'config.json');
 }
 
-export function readConfigFile(path: string): ConfigFile {
+export function readConfigFile(file: string): ConfigFile {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = fs().readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new CliError('CONFIG', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code}`);
+    throw new CliError('CONFIG', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code}`);
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    throw new CliError('CONFIG', `${path} is not valid JSON`, 'run `svcenv login` again to rewrite it');
+    throw new CliError('CONFIG', `${file} is not valid JSON`, 'run `svcenv login` again to rewrite it');
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new CliError('CONFIG', `${path} must hold a JSON object`, 'run `svcenv login` again to rewrite it');
+    throw new CliError('CONFIG', `${file} must hold a JSON object`, 'run `svcenv login` again to rewrite it');
   }
   const out: ConfigFile = {};
   for (const field of ['apiUrl', 'token', 'project', 'env'] as const) {
@@ -59,12 +57,13 @@ export function readConfigFile(path: string): ConfigFile {
 }
 
 /** Written to a temporary file created 0600 and renamed, so the token is never readable by others. */
-export function writeConfigFile(path: string, config: ConfigFile): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
+export function writeConfigFile(file: string, config: ConfigFile): void {
+  const { chmodSync, mkdirSync, renameSync, writeFileSync } = fs();
+  mkdirSync(path().dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  renameSync(tmp, file);
 }
 
 const nonEmpty = (v: string | boolean | undefined): string | undefined =>

@@ -1,6 +1,5 @@
 /** File writes that hold secrets. */
-import { appendFileSync, chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { fs, path } from './builtins.js';
 
 /**
  * Random hex for temporary names and delimiters, from Web Crypto: importing node:crypto costs several
@@ -14,12 +13,14 @@ export function randomHex(bytes: number): string {
  * Writes `text` to `path` with mode 0600: a new file created 0600 beside it, then renamed over the
  * target, so readers never see a half-written file and an existing file's looser mode is replaced.
  */
-export function writeSecretFile(path: string, text: string): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomHex(6)}.tmp`);
+export function writeSecretFile(file: string, text: string): void {
+  const { chmodSync, renameSync, rmSync, writeFileSync } = fs();
+  const { basename, dirname, join } = path();
+  const tmp = join(dirname(file), `.${basename(file)}.${randomHex(6)}.tmp`);
   try {
     writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
     chmodSync(tmp, 0o600);
-    renameSync(tmp, path);
+    renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
@@ -30,7 +31,7 @@ export function writeSecretFile(path: string, text: string): void {
  * D40: appends every variable to the GitHub Actions env file in the multi-line-safe form
  * `KEY<<DELIMITER\nvalue\nDELIMITER\n`, with a random delimiter that occurs in no value.
  */
-export function appendGithubEnv(path: string, vars: ReadonlyMap<string, string>): void {
+export function appendGithubEnv(file: string, vars: ReadonlyMap<string, string>): void {
   let out = '';
   for (const [key, value] of vars) {
     let delimiter: string;
@@ -38,5 +39,5 @@ export function appendGithubEnv(path: string, vars: ReadonlyMap<string, string>)
     while (value.includes(delimiter));
     out += `${key}<<${delimiter}\n${value}\n${delimiter}\n`;
   }
-  appendFileSync(path, out);
+  fs().appendFileSync(file, out);
 }

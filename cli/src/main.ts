@@ -3,7 +3,7 @@
  * The svcenv executable. The only place that prints results and errors and calls process.exit
  * (engineering guide #12; D37a: 0 on success, 1 on any error, API errors printed with their code).
  */
-import { writeSync } from 'node:fs';
+import { fs } from './builtins.js';
 import { dispatch } from './cli.js';
 import type { Context } from './command.js';
 import { CliError } from './errors.js';
@@ -19,6 +19,7 @@ function write(fd: 1 | 2, text: string): Promise<void> {
   const buf = Buffer.from(text);
   let off = 0;
   try {
+    const { writeSync } = fs();
     while (off < buf.length) off += writeSync(fd, buf, off);
     return Promise.resolve();
   } catch (err) {

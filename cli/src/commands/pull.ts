@@ -1,6 +1,6 @@
-import { resolve } from 'node:path';
 import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { Api } from '../api.js';
+import { path } from '../builtins.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError } from '../errors.js';
@@ -42,7 +42,7 @@ export const pullCommand: Command = {
     if (args.flags.stdout) return { stdout: text, stderr: notes.map((n) => `${n}\n`).join('') };
 
     const file = (args.flags.file as string | undefined) || ctx.env.SVCENV_OUTPUT || '.env';
-    writeSecretFile(resolve(ctx.cwd, file), text);
+    writeSecretFile(path().resolve(ctx.cwd, file), text);
     const what = format === 'dotenv' ? `${parseDotenv(text).size} variables` : 'Kubernetes Secret manifest';
     notes.unshift(`wrote ${what} to ${file} (mode 0600)`);
     return { stdout: notes.map((n) => `${n}\n`).join('') };

@@ -1,8 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
-import { writeSync, writevSync } from 'node:fs';
-import { constants } from 'node:os';
 import { Api } from '../api.js';
 import { splitList } from '../args.js';
+import { fs, os } from '../builtins.js';
 import { type Command, type Context, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError, usageError } from '../errors.js';
@@ -128,7 +127,7 @@ const bunRuntime = (globalThis as { Bun?: BunRuntime }).Bun;
 
 /** Shell convention for a child killed by a signal: 128 + the signal number. */
 const statusOf = (code: number | null, signal: NodeJS.Signals | null) =>
-  code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+  code ?? 128 + (signal ? (os().constants.signals[signal] ?? 0) : 0);
 
 function execError(command: string, code: string | undefined): CliError {
   return new CliError('EXEC', `cannot start ${command} (${code})`, code === 'ENOENT' ? 'is it on PATH?' : undefined);
@@ -240,7 +239,7 @@ class Sink {
       // One writev(2) per chunk of child output instead of one write per piece between matches: the
       // system calls, not the copying, bound throughput into a fast sink.
       try {
-        rest = skipBytes(parts, writevSync(this.fd, parts as Uint8Array[]));
+        rest = skipBytes(parts, fs().writevSync(this.fd, parts as Uint8Array[]));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {
           this.broken = true;
@@ -254,6 +253,7 @@ class Sink {
       let off = 0;
       if (this.fd !== undefined) {
         try {
+          const { writeSync } = fs();
           while (off < part.length) off += writeSync(this.fd, part, off);
           continue;
         } catch (err) {

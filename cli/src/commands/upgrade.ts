@@ -1,16 +1,5 @@
-import {
-  chmodSync,
-  closeSync,
-  fsyncSync,
-  openSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { Api, pathOf } from '../api.js';
+import { fs, path } from '../builtins.js';
 import type { Command } from '../command.js';
 import { resolveSettings } from '../config.js';
 import { CliError } from '../errors.js';
@@ -42,6 +31,8 @@ export const upgradeCommand: Command = {
     if (!isCompiled()) {
       throw new CliError('UPGRADE', 'upgrade replaces the compiled svcenv executable; this is running from source');
     }
+    const { chmodSync, realpathSync, renameSync, rmSync, statSync } = fs();
+    const { basename, dirname, join } = path();
     const self = realpathSync(process.execPath);
     const tmp = join(dirname(self), `.${basename(self)}.${randomHex(6)}.new`);
     try {
@@ -74,6 +65,7 @@ async function download(api: Api, url: string, sha256: string, dest: string): Pr
   // Imported here: node:crypto costs milliseconds at start under Bun, and only upgrade needs it.
   const { createHash } = await import('node:crypto');
   const hash = createHash('sha256');
+  const { closeSync, fsyncSync, openSync, writeSync } = fs();
   const fd = openSync(dest, 'wx', 0o700);
   try {
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
