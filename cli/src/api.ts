@@ -56,7 +56,9 @@ export class Api {
         signal: AbortSignal.timeout(60_000),
       });
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+      // Node's fetch puts the system error code on `cause`, Bun's on the error itself.
+      const e = err as { cause?: { code?: string }; code?: string; name?: string };
+      const cause = e.cause?.code ?? e.code ?? e.name;
       throw new CliError(
         'NETWORK',
         `cannot reach ${this.baseUrl} (${cause})`,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createProject,
   createToken,
+  freePort,
   type ServerProcess,
   signupUser,
   startServer,
@@ -110,6 +111,16 @@ describe('login and configuration', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('refusing plain http://');
     expect(r.stderr).not.toContain(writeToken);
+  });
+
+  it('a server that is not there: NETWORK with the system error code, exit 1', async () => {
+    const port = await freePort(); // handed out and released: nothing listens on it
+    const url = `http://127.0.0.1:${port}`;
+    const r = await runCli(['pull', '--stdout'], { env: { ...env, ...home(), SVCENV_API_URL: url } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`NETWORK: cannot reach ${url} (ECONNREFUSED)`);
+    expect(r.stderr).toContain('hint: check --api-url or SVCENV_API_URL');
+    expect(r.stdout + r.stderr).not.toContain(writeToken);
   });
 });
 
