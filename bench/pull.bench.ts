@@ -6,8 +6,10 @@
  * The machine is shared and its disk's fsync latency drifts (every pull waits for one), so the loads run
  * in interleaved rounds (floor, pull, 304, floor, pull, 304, ...) and each figure is the median of its
  * rounds; a ratio is the median of the per-round ratios, each against the floor of its own round.
+ * Beside req/s each load reports the server process's CPU time per request (all its threads, from
+ * /proc): the neighbours' load moves throughput from round to round far more than it moves that.
  */
-import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
@@ -16,12 +18,24 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 10;
 
+/** Server process CPU time (user + system, all threads) in µs; NaN where /proc is missing. */
+let serverPid = 0;
+function serverCpuMicros(): number {
+  const stat = `/proc/${serverPid}/stat`;
+  if (!existsSync(stat)) return Number.NaN;
+  const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
 async function load(url: string, headers: Record<string, string> = {}) {
+  const cpu0 = serverCpuMicros();
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
+  const cpuPerRequest = (serverCpuMicros() - cpu0) / r.requests.total;
   if (r.non2xx > 0 && !headers['if-none-match']) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
   return {
     rps: r.requests.average,
     p99: r.latency.p99,
+    cpuPerRequest,
     statuses: { '2xx': r['2xx'], '3xx': r['3xx'], non2xx: r.non2xx },
   };
 }
@@ -53,6 +67,7 @@ async function rounds(loads: Record<string, () => Promise<Load>>) {
       {
         rps: median(rs.map((x) => x.rps)),
         p99: median(rs.map((x) => x.p99)),
+        cpu: median(rs.map((x) => x.cpuPerRequest)),
         ratio: median(rs.map((x, i) => x.rps / floor[i]!.rps)),
         ratios: rs.map((x, i) => x.rps / floor[i]!.rps),
       },
@@ -63,7 +78,7 @@ type Figure = Awaited<ReturnType<typeof rounds>>[string];
 
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const row = (name: string, f: Figure) =>
-  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   (rounds: ${f.ratios.map(pct).join(', ')})`;
+  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   server CPU ${f.cpu.toFixed(0).padStart(4)} µs/req   (rounds: ${f.ratios.map(pct).join(', ')})`;
 
 /**
  * The disk's part of every pull: the fdatasync latency of a small append in the server's data directory,
@@ -91,6 +106,7 @@ function fdatasyncMicros(dir: string, n = 500) {
 }
 
 const srv = await startServer({ env: { DEFAULT_PLAN: 'enterprise', BENCH_FLOOR_ROUTE: 'true', LOG_LEVEL: 'warn' } });
+serverPid = srv.child.pid!;
 try {
   const { jwt } = await signupUser(srv, 'Bench');
   const p = await createProject(srv, jwt, { name: 'bench' });
@@ -107,7 +123,13 @@ try {
     headers: { 'if-none-match': etag },
   });
   if (cond.status !== 304) throw new Error(`conditional pull answered ${cond.status}, not 304`);
-  await load(`${srv.url}/bench/floor`); // warm-up
+  // Warm-up before each phase, the same in both: the floor route, then pulls (JIT, caches, and after the
+  // seeding the checkpoints of its writes, which are the seeding's cost, not the pulls').
+  const warmUp = async () => {
+    await load(`${srv.url}/bench/floor`);
+    await load(pullUrl, auth);
+  };
+  await warmUp();
   const before = await rounds({
     floor: () => load(`${srv.url}/bench/floor`),
     pull: () => load(pullUrl, auth),
@@ -120,6 +142,7 @@ try {
     await upsert(srv, jwt, other.id, ['dev'], vars(100, 0));
   }
   const seedS = ((Date.now() - started) / 1000).toFixed(0);
+  await warmUp();
   const after = await rounds({ floor: () => load(`${srv.url}/bench/floor`), pull: () => load(pullUrl, auth) });
 
   console.log(
@@ -136,7 +159,7 @@ try {
   console.log(row('floor: constant 2 KB text', after.floor!));
   console.log(row('pull, 100 vars (10 references)', after.pull!));
   console.log(
-    `pull with a 100,000-variable database vs an empty one: ${pct(after.pull!.ratio / before.pull!.ratio)} (ratio of ratios)`,
+    `pull with a 100,000-variable database vs an empty one: ${pct(after.pull!.ratio / before.pull!.ratio)} (ratio of ratios); server CPU per pull ${pct(after.pull!.cpu / before.pull!.cpu)} of the empty database's`,
   );
   console.log('targets: pull >= 50% of floor, 304 >= 80% of floor, no slowdown with database size');
 } finally {
