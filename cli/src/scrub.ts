@@ -155,14 +155,24 @@ class Tables {
 }
 
 export class ScrubAutomaton {
-  /** The values to scrub: distinct, each at least MIN_SCRUB_LENGTH characters. */
-  readonly values: readonly string[];
+  private kept: readonly string[] | undefined;
   private built: Tables | undefined;
 
-  constructor(values: Iterable<string>) {
-    const kept: string[] = [];
-    for (const v of new Set(values)) if (longEnough(v)) kept.push(v);
-    this.values = kept;
+  /**
+   * `values` may be a function that lists them: it is called on first use, like the tables are built,
+   * so a child that writes nothing costs no pass over thousands of values (bench/cli.bench.ts).
+   */
+  constructor(private readonly source: Iterable<string> | (() => Iterable<string>)) {}
+
+  /** The values to scrub: distinct, each at least MIN_SCRUB_LENGTH characters. */
+  get values(): readonly string[] {
+    if (this.kept === undefined) {
+      const kept: string[] = [];
+      const all = typeof this.source === 'function' ? this.source() : this.source;
+      for (const v of new Set(all)) if (longEnough(v)) kept.push(v);
+      this.kept = kept;
+    }
+    return this.kept;
   }
 
   get empty(): boolean {

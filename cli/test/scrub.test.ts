@@ -43,6 +43,22 @@ describe('scrubber (run rules 6-8)', () => {
     }
   });
 
+  it('lists its values on the first write, once for both streams, never for a silent child', () => {
+    let listed = 0;
+    const automaton = new ScrubAutomaton(() => {
+      listed++;
+      return ['secret-value', 'short', 'secret-value'];
+    });
+    const stdout = automaton.stream();
+    const stderr = automaton.stream();
+    expect(Buffer.concat([stdout.end(), stderr.end()]).length).toBe(0);
+    expect(listed).toBe(0);
+    expect(stdout.write(Buffer.from('a secret-value b\n')).toString()).toBe('a *** b\n');
+    expect(stderr.write(Buffer.from('secret-value short\n')).toString()).toBe('*** short\n');
+    expect(listed).toBe(1);
+    expect(automaton.values).toEqual(['secret-value']);
+  });
+
   it('holds back only a possible partial match', () => {
     const s = new ScrubAutomaton(['secret-value']).stream();
     expect(s.write(Buffer.from('hello secr')).toString()).toBe('hello ');

@@ -50,9 +50,11 @@ export const runCommand: Command = {
     Object.assign(childEnv, Object.fromEntries(exposed));
     // Context values (project id, env and project name) are not secret; masking "production" in every
     // log line would only hide useful output (ADR 0001-cli).
-    const scrubbed: string[] = [token];
-    for (const [k, v] of exposed) if (!CONTEXT_KEYS.has(k)) scrubbed.push(v);
-    const automaton = new ScrubAutomaton(scrubbed);
+    // Listed when the child first writes: a silent command never pays the pass over the values.
+    const automaton = new ScrubAutomaton(function* () {
+      yield token;
+      for (const [k, v] of exposed) if (!CONTEXT_KEYS.has(k)) yield v;
+    });
     return { exitCode: await execScrubbed(argv, childEnv, automaton, ctx) };
   },
 };
