@@ -38,6 +38,9 @@ export function WebhooksPage() {
   const hooks = useAsync(() => api.get<{ webhooks: Webhook[] }>('/workspace/webhooks'), []);
   const [editing, setEditing] = useState<Webhook | 'new' | null>(null);
   const [secret, setSecret] = useState<CreatedWebhook | null>(null);
+  // Active switches being saved, with the state the user chose: shown at once and held until the list
+  // has reloaded, so a re-render with the old list cannot flip the switch back under the user's finger.
+  const [saving, setSaving] = useState<Record<string, boolean>>({});
   const [deliveries, setDeliveries] = useState<Webhook | null>(null);
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   if (hooks.error instanceof ApiError && hooks.error.status === 404) {
@@ -124,14 +127,19 @@ export function WebhooksPage() {
                         <label class="switch">
                           <input
                             type="checkbox"
-                            checked={h.active}
+                            checked={saving[h.id] ?? h.active}
+                            disabled={h.id in saving}
                             aria-label={`${h.name} active`}
                             onChange={async () => {
+                              const active = !h.active;
+                              setSaving((now) => ({ ...now, [h.id]: active }));
                               try {
-                                await api.patch(`/workspace/webhooks/${seg(h.id)}`, { active: !h.active });
+                                await api.patch(`/workspace/webhooks/${seg(h.id)}`, { active });
                                 await hooks.reload();
                               } catch (e) {
                                 toast(e instanceof Error ? e.message : String(e), 'error');
+                              } finally {
+                                setSaving(({ [h.id]: _, ...rest }) => rest);
                               }
                             }}
                           />
