@@ -48,9 +48,9 @@ export const runCommand: Command = {
     // The access token is ours, not the command's, unless the environment itself defines it.
     delete childEnv.SVCENV_TOKEN;
     Object.assign(childEnv, Object.fromEntries(exposed));
+    // The values to scrub, listed only when the child first writes (a silent command never pays the pass).
     // Context values (project id, env and project name) are not secret; masking "production" in every
     // log line would only hide useful output (ADR 0001-cli).
-    // Listed when the child first writes: a silent command never pays the pass over the values.
     const automaton = new ScrubAutomaton(function* () {
       yield token;
       for (const [k, v] of exposed) if (!CONTEXT_KEYS.has(k)) yield v;
