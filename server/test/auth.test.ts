@@ -142,4 +142,12 @@ describe(`identity and sessions (${dialectName})`, () => {
       expect(res.body.error.code).toBe('UNAUTHORIZED');
     }
   });
+
+  it('accepts the Bearer scheme in any letter case (RFC 9110 11.1)', async () => {
+    const { jwt } = await signupUser(app);
+    for (const scheme of ['bearer', 'BEARER']) {
+      const res = await app.request('GET', '/v1/auth/session', { headers: { authorization: `${scheme} ${jwt}` } });
+      expect(res.status, scheme).toBe(200);
+    }
+  });
 });

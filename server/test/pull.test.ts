@@ -70,6 +70,13 @@ describe(`pull and export (${dialectName})`, () => {
     const cond = await app.request('GET', `${base}/pull`, { token, headers: { 'if-none-match': etag } });
     expect(cond.status).toBe(304);
     expect(cond.text).toBe('');
+    // RFC 9110 13.1.2: the comparison is weak (a cache may hand our ETag back as W/"..."), and * matches.
+    for (const inm of [`W/${etag}`, '*', `"other", ${etag}`]) {
+      const res = await app.request('GET', `${base}/pull`, { token, headers: { 'if-none-match': inm } });
+      expect(res.status, inm).toBe(304);
+    }
+    const other = await app.request('GET', `${base}/pull`, { token, headers: { 'if-none-match': '"other"' } });
+    expect(other.status).toBe(200);
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: '2', type: 'plain' }]);
     const changed = await app.request('GET', `${base}/pull`, { token, headers: { 'if-none-match': etag } });
     expect(changed.status).toBe(200);
@@ -130,11 +137,21 @@ describe(`pull and export (${dialectName})`, () => {
 
   it('pulls a k8s Secret manifest with base64 values (D28, rule 9)', async () => {
     const { jwt, p, token, base } = await setup('Billing API (EU)!');
-    await upsert(app, jwt, p.id, ['dev'], [{ key: 'PASS', value: 's3cret\nx', type: 'secret' }]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'PASS', value: 's3cret\nx', type: 'secret' },
+        { key: 'EMPTY', value: '', type: 'plain' },
+      ],
+    );
     const res = await app.request('GET', `${base}/pull?format=k8s&metadata=false`, { token });
     expect(res.status).toBe(200);
+    // An empty value is `""` (base64 of nothing): a bare `EMPTY:` would be YAML null, refused by Kubernetes.
     expect(res.text).toBe(
-      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: billing-api-eu-dev\ntype: Opaque\ndata:\n  PASS: ${Buffer.from('s3cret\nx').toString('base64')}\n`,
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: billing-api-eu-dev\ntype: Opaque\ndata:\n  EMPTY: ""\n  PASS: ${Buffer.from('s3cret\nx').toString('base64')}\n`,
     );
   });
 

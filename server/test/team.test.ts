@@ -67,8 +67,26 @@ describe(`workspace and team (${dialectName})`, () => {
       token: t1.token,
       headers: { 'x-svcenv-client': 'operator' },
     });
+    const first = (await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator;
+    expect(first.connected).toBe(true);
+    // D18: the latest one, even seconds after the previous (an earlier version wrote once per 10 s).
+    clock.advance(3_000);
+    await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, {
+      token: t1.token,
+      headers: { 'x-svcenv-client': 'operator' },
+    });
     const conn = (await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator;
-    expect(conn.connected).toBe(true);
+    expect(Date.parse(conn.lastSync) - Date.parse(first.lastSync)).toBe(3_000);
+    // A pull that commits after a later one does not move it back.
+    clock.advance(-1_000);
+    await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, {
+      token: t1.token,
+      headers: { 'x-svcenv-client': 'operator' },
+    });
+    expect((await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator.lastSync).toBe(
+      conn.lastSync,
+    );
+    clock.advance(1_000);
     clock.advance(11 * 60_000);
     expect((await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator).toEqual({
       connected: false,

@@ -215,6 +215,21 @@ describe(`variables (${dialectName})`, () => {
     expect((await app.request('GET', `${base}/vars/NEVER/history`, { token: jwt })).status).toBe(404);
   });
 
+  it('restores the expiry of a version written by a bulk upsert, which keeps the expiry it found', async () => {
+    const { jwt, p, base } = await setup();
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'CERT', value: 'v1', type: 'secret' }]);
+    const expiresAt = '2031-01-01T00:00:00.000Z';
+    await app.request('PUT', `${base}/vars/CERT`, { token: jwt, body: { expiresAt } });
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'CERT', value: 'v2', type: 'secret' }]);
+    await app.request('PUT', `${base}/vars/CERT`, { token: jwt, body: { value: 'v3', clearExpiry: true } });
+    const history = (await app.request('GET', `${base}/vars/CERT/history?reveal=true`, { token: jwt })).body.history;
+    const bulkVersion = history.find((h: { value: string }) => h.value === 'v2').id;
+    const r = await app.request('POST', `${base}/vars/CERT/restore`, { token: jwt, body: { versionId: bulkVersion } });
+    expect(r.status).toBe(200);
+    const list = (await app.request('GET', `${base}/vars?reveal=true`, { token: jwt })).body.vars;
+    expect(list.find((v: { key: string }) => v.key === 'CERT')).toMatchObject({ value: 'v2', expiresAt });
+  });
+
   it('resolves references: chains, fallbacks, missing, escapes and masking (spec, D25, D26)', async () => {
     const { jwt, p, base } = await setup();
     await upsert(

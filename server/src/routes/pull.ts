@@ -22,8 +22,7 @@ export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       });
       reply.header('etag', result.etag);
       // D29: a matching If-None-Match gets 304 with no body.
-      const inm = req.headers['if-none-match'];
-      if (inm?.split(',').some((t) => t.trim() === result.etag)) return reply.status(304).send();
+      if (notModified(req.headers['if-none-match'], result.etag)) return reply.status(304).send();
       return reply.type(result.contentType).send(result.body);
     },
   );
@@ -43,4 +42,16 @@ export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
       return reply.type(result.contentType).send(result.body);
     },
   );
+}
+
+/**
+ * RFC 9110 13.1.2: If-None-Match compares weakly (a `W/` prefix on either side is ignored) and `*` matches
+ * any current representation. Proxies and HTTP caches may send our strong ETag back marked weak.
+ */
+export function notModified(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((raw) => {
+    const t = raw.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
 }

@@ -126,7 +126,8 @@ export type AuthnQueries = ReturnType<typeof authnQueries>;
 
 export function bearer(header: string | undefined): string | null {
   if (!header) return null;
-  const m = /^Bearer ([^\s]+)$/.exec(header);
+  // RFC 9110 11.1: the scheme name is case-insensitive.
+  const m = /^Bearer ([^\s]+)$/i.exec(header);
   return m ? m[1]! : null;
 }
 

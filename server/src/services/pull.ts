@@ -63,7 +63,8 @@ export function k8sSecretName(projectName: string, env: string): string {
 }
 
 export function renderK8s(name: string, entries: [string, string][]): string {
-  const data = entries.map(([k, v]) => `  ${k}: ${Buffer.from(v, 'utf8').toString('base64')}`).join('\n');
+  // An empty value is written `""`: a bare `KEY:` would be YAML null, which Kubernetes refuses in `data`.
+  const data = entries.map(([k, v]) => `  ${k}: ${v ? Buffer.from(v, 'utf8').toString('base64') : '""'}`).join('\n');
   return `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\ntype: Opaque\ndata:${entries.length ? `\n${data}` : ' {}'}\n`;
 }
 
@@ -137,16 +138,17 @@ export async function pull(
   return { ...out, contentType: input.format === 'k8s' ? 'application/yaml' : 'text/plain; charset=utf-8' };
 }
 
-/** Rule 7 / D18: the time of the latest operator pull, written at most every 10 s per workspace and process. */
-const lastSyncWrite = new Map<string, number>();
+/**
+ * Rule 7 / D18: `lastSync` is the time of the latest operator pull, so every one records it. Never moved
+ * backwards: of two concurrent pulls, the earlier may commit last.
+ */
 async function recordOperatorSync(deps: Deps, workspaceId: string): Promise<void> {
-  const now = deps.clock.now();
-  if (now.getTime() - (lastSyncWrite.get(workspaceId) ?? 0) < 10_000) return;
-  lastSyncWrite.set(workspaceId, now.getTime());
+  const now = deps.clock.now().toISOString();
   await deps.db
     .updateTable('workspaces')
-    .set({ operator_last_sync: now.toISOString() })
+    .set({ operator_last_sync: now })
     .where('id', '=', workspaceId)
+    .where((eb) => eb.or([eb('operator_last_sync', 'is', null), eb('operator_last_sync', '<', now)]))
     .execute();
 }
 

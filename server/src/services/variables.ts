@@ -144,10 +144,11 @@ export async function bulkUpsert(
   await deps.db.transaction().execute(async (trx) => {
     const audits = [];
     for (const env of envs) {
-      const existing = new Set(
-        (await trx.selectFrom('variables').select('key').where('environment_id', '=', env.id).execute()).map(
-          (r) => r.key,
-        ),
+      // Key → its expiry, which an upsert keeps (the conflict update below leaves expires_at alone).
+      const existing = new Map(
+        (
+          await trx.selectFrom('variables').select(['key', 'expires_at']).where('environment_id', '=', env.id).execute()
+        ).map((r) => [r.key, r.expires_at]),
       );
       const rows = input.items.map((item) => ({
         environment_id: env.id,
@@ -176,7 +177,8 @@ export async function bulkUpsert(
         key: r.key,
         type: r.type,
         value_sealed: r.value_sealed,
-        expires_at: null,
+        // The version as it now stands, expiry included, so that restoring it restores that too.
+        expires_at: existing.get(r.key) ?? null,
         action: existing.has(r.key) ? 'updated' : 'created',
         changed_by: principal.userId,
         changed_at: now,
