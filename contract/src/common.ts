@@ -21,8 +21,15 @@ export const varType = z.enum(['secret', 'plain']);
 export const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour of the form #rrggbb');
 
 export const errorBody = z.object({
-  error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+  error: z.object({ code: z.string(), message: z.string(), field: z.string() }),
 });
 
 /** Query-string booleans: only the literal words are accepted. */
+/** D36: an audit page size, 1 to 200, written in plain decimal digits (no `1e2`, `0x10` or ` 7`). */
+export const auditLimit = z
+  .string()
+  .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 200')
+  .transform(Number)
+  .pipe(z.number().int().min(1).max(200))
+  .default(50);
 export const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');

@@ -21,7 +21,8 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; field?: string };
+  /** `field` names the offending field, or is `""` when no single field is at fault. */
+  error: { code: ErrorCode; message: string; field: string };
 }
 
 /** Spec rule 4 of variables: the pull reference error is flat, `error` being a string. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { color, envName, timestamp, uuid } from './common.js';
+import { auditLimit, color, envName, timestamp, uuid } from './common.js';
 
 export const project = z.object({
   id: uuid,
@@ -36,7 +36,7 @@ export const diffResponse = z.object({
 });
 
 export const auditQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: auditLimit,
   cursor: z.string().max(200).optional(),
 });
 export const auditEntry = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envName, timestamp, uuid } from './common.js';
+import { auditLimit, envName, timestamp, uuid } from './common.js';
 
 export const wsRole = z.enum(['Owner', 'Member']);
 export const projectRole = z.enum(['Admin', 'Developer', 'Read-only']);
@@ -50,7 +50,7 @@ export const acceptInviteResponse = z.object({
 });
 
 export const workspaceAuditQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: auditLimit,
   cursor: z.string().max(200).optional(),
 });
 

@@ -7,7 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
 import type { DbHandle } from './db/index.js';
-import { body, errorHandler } from './http/errors.js';
+import { body, clientErrorHandler, errorHandler, frameworkErrorHandler, SECURITY_HEADERS } from './http/errors.js';
 import { EMAIL_JOB, emailJob } from './jobs/email.js';
 import { registerEventJobs } from './jobs/events.js';
 import { JobQueue } from './jobs/queue.js';
@@ -154,7 +154,11 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     // writes itself and could change on every request to escape the login rate limit.
     trustProxy: config.TRUST_PROXY ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // Requests that arrive while the server drains get a 503 from the onRequest hook below, in our shape.
+    return503OnClosing: false,
+    // Errors Fastify or Node answer before our routes run get the spec's error shape too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   }) as unknown as FastifyInstance;
   const deps = buildDeps(opts, app.log);
@@ -168,20 +172,29 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     reply.status(404).send(body('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
   );
 
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      // A keep-alive client must not hold a draining server open; the load balancer retries elsewhere.
+      reply.header('connection', 'close');
+      return reply.status(503).send(body('SERVER', 'the server is shutting down; retry shortly'));
+    }
     const mode = request.routeOptions.config.auth;
     if (mode && mode !== 'none') {
       request.principal = await authenticate(deps.authn, request.headers.authorization, mode);
     }
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.headers(SECURITY_HEADERS);
     if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
-    // Anything under /v1 may carry values or tokens: never cache it.
-    if (request.url.startsWith('/v1/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    // Anything may carry values or tokens, so nothing is cached unless its route says otherwise (the
+    // dashboard's files do). Not keyed on the path: `/%761/...` routes like `/v1/...`.
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {

@@ -94,7 +94,7 @@ describe(`email verification through real SMTP (${dialectName})`, () => {
     clock.advance(59_000);
     const second = await app.request('POST', '/v1/auth/resend-verification', { token: u.jwt });
     expect(second.status).toBe(429);
-    expect(second.body).toEqual({ error: { code: 'RATE_LIMIT', message: expect.any(String) } });
+    expect(second.body).toEqual({ error: { code: 'RATE_LIMIT', message: expect.any(String), field: '' } });
     expect(Number(second.headers.get('retry-after'))).toBe(1);
     clock.advance(1_000);
     const third = await app.request('POST', '/v1/auth/resend-verification', { token: u.jwt });

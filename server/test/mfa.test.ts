@@ -100,7 +100,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     const wrongCode = totpCode(secret, now() + 10 * STEP);
     const wrong = await app.request('POST', '/v1/me/mfa/enable', { token: u.jwt, body: { code: wrongCode } });
     expect(wrong.status).toBe(401);
-    expect(wrong.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+    expect(wrong.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), field: '' } });
     const ok = await app.request('POST', '/v1/me/mfa/enable', {
       token: u.jwt,
       body: { code: totpCode(secret, now()) },
@@ -217,7 +217,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     for (let i = 0; i < 5; i++) {
       const res = await verify(token, i % 2 ? wrong : 'abcd-efgh-jkmn');
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+      expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), field: '' } });
     }
     const after = await verify(token, totpCode(u.secret, now()));
     expect(after.status).toBe(401);

@@ -152,7 +152,16 @@ describe(`projects and environments (${dialectName})`, () => {
     expect(second.body.nextCursor).toBe('');
     const ids = [...first.body.logs, ...second.body.logs].map((l: any) => l.id);
     expect([...ids].sort((a, b) => b - a)).toEqual(ids);
-    for (const q of ['limit=0', 'limit=201', 'limit=abc', 'cursor=%%%']) {
+    for (const q of [
+      'limit=0',
+      'limit=201',
+      'limit=abc',
+      'limit=1e2',
+      'limit=0x10',
+      'limit=1.5',
+      'limit=',
+      'cursor=%%%',
+    ]) {
       expect((await app.request('GET', `/v1/projects/${p.id}/audit?${q}`, { token: jwt })).status, q).toBe(400);
     }
     const def = await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt });

@@ -22,7 +22,7 @@ const login = (app: TestApp | ServerProcess, body: unknown, headers: Record<stri
 
 function expectRateLimited(res: Res, maxSeconds: number) {
   expect(res.status).toBe(429);
-  expect(res.body).toEqual({ error: { code: 'RATE_LIMIT', message: expect.any(String) } });
+  expect(res.body).toEqual({ error: { code: 'RATE_LIMIT', message: expect.any(String), field: '' } });
   const retry = Number(res.headers.get('retry-after'));
   expect(retry).toBeGreaterThanOrEqual(1);
   expect(retry).toBeLessThanOrEqual(maxSeconds);

@@ -69,7 +69,7 @@ describe(`every route's credential checks (${dialectName})`, () => {
           body: body(r.method),
         });
         expect(res.status, `${r.method} ${r.path} with ${auth ?? 'nothing'}`).toBe(401);
-        expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+        expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), field: '' } });
         checked++;
       }
     }

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
 
@@ -116,7 +117,9 @@ describe(`security (${dialectName})`, () => {
     expect(res.status).toBe(500);
     expect(res.text).not.toContain('value-of');
     const requestId = res.headers.get('x-request-id')!;
-    expect(res.body).toEqual({ error: { code: 'SERVER', message: `internal error (request id ${requestId})` } });
+    expect(res.body).toEqual({
+      error: { code: 'SERVER', message: `internal error (request id ${requestId})`, field: '' },
+    });
     expect(app.logs()).toContain(requestId);
   });
 
@@ -158,7 +161,7 @@ describe(`security (${dialectName})`, () => {
     }
     const nf = await app.request('GET', '/v1/nowhere');
     expect(nf.status).toBe(404);
-    expect(nf.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
+    expect(nf.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String), field: '' } });
   });
 
   it('answers wrong content types and methods in the error shape, never 500', async () => {
@@ -180,6 +183,33 @@ describe(`security (${dialectName})`, () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(proto.status).toBe(400);
+    // Valid JSON, refused for its key (prototype poisoning): the message says so.
+    expect(proto.body.error).toEqual({
+      code: 'VALIDATION',
+      message: expect.stringContaining('__proto__'),
+      field: 'body',
+    });
+  });
+
+  it('keeps the error shape and the headers for requests refused before routing', async () => {
+    const { jwt } = await signupUser(app);
+    // A percent-encoded `/v1` routes like `/v1`, so it is not cached either.
+    const encoded = await app.request('GET', '/%761/projects', { token: jwt });
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers.get('cache-control')).toBe('no-store');
+    const badUrl = await app.request('GET', '/v1/projects/%zz');
+    expect(badUrl.status).toBe(400);
+    expect(badUrl.body).toEqual({ error: { code: 'VALIDATION', message: 'malformed URL path', field: 'path' } });
+    expect(badUrl.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(badUrl.headers.get('cache-control')).toBe('no-store');
+    // Node's HTTP parser refuses this one before Fastify sees it.
+    const raw = await rawHttp(app.url, 'POST /v1/projects HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n');
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toContain('x-content-type-options: nosniff');
+    expect(raw).toContain('cache-control: no-store');
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { code: 'VALIDATION', message: 'malformed HTTP request', field: '' },
+    });
   });
 
   it('publishes an OpenAPI 3 document generated from the request schemas', async () => {
@@ -192,3 +222,18 @@ describe(`security (${dialectName})`, () => {
     expect(JSON.stringify(upsertOp.requestBody)).toContain('items');
   });
 });
+
+/** Writes `request` as it is on a new connection and returns everything the server sends until it closes. */
+function rawHttp(url: string, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      answer += d;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    socket.write(request);
+  });
+}

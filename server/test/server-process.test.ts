@@ -112,6 +112,39 @@ describe('the server process (main.ts)', () => {
     }
   });
 
+  it('answers a request that arrives while it drains with 503 in the error shape, and closes that connection', async () => {
+    const srv = await startServer();
+    const { jwt } = await signupUser(srv);
+    const socket = connect(Number(new URL(srv.url).port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      answer += d;
+    });
+    const closed = new Promise((r) => socket.on('close', r));
+    // The first request is in flight (routed, its body not sent) when SIGTERM arrives; the second is
+    // pipelined behind it on the same connection, so it arrives during the drain.
+    const body = JSON.stringify({ name: 'made-during-drain' });
+    socket.write(
+      `POST /v1/projects HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${jwt}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${body.length}\r\nexpect: 100-continue\r\n\r\n`,
+    );
+    await until(() => answer.includes('100 Continue'));
+    const code = srv.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    socket.write(`${body}GET /v1/projects HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${jwt}\r\n\r\n`);
+    await closed;
+    expect(answer).toMatch(/HTTP\/1\.1 201 Created[\s\S]*made-during-drain/);
+    const late = answer.slice(answer.indexOf('HTTP/1.1 503'));
+    expect(late).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    expect(late.toLowerCase()).toContain('connection: close');
+    expect(late.toLowerCase()).toContain('cache-control: no-store');
+    expect(JSON.parse(late.slice(late.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { code: 'SERVER', message: expect.any(String), field: '' },
+    });
+    expect(await code).toBe(0);
+  });
+
   it('refuses plain HTTP on a non-loopback address and lists every configuration problem (D4)', () => {
     const res = spawnSync(join(repoRoot, 'node_modules', '.bin', 'tsx'), [join(repoRoot, 'server', 'src', 'main.ts')], {
       env: {

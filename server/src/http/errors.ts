@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ReferenceError422 } from '../lib/errors.js';
@@ -7,6 +8,10 @@ import { AppError, ReferenceError422 } from '../lib/errors.js';
  * schema failures → 400 VALIDATION naming the field; Fastify's own client errors keep their meaning;
  * anything else is a 500 whose body carries only the request id, the details going to the log.
  */
+// Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
+// `constructor.prototype` (refused against prototype poisoning).
+const NOT_JSON = 'request body is not valid JSON, or has a forbidden key (__proto__, constructor)';
+
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ReferenceError422) {
     // Spec rule 4: the pull reference error is flat, `error` being a string.
@@ -36,12 +41,12 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return reply.status(400).send(body('VALIDATION', 'request body is not valid JSON', 'body'));
+      return reply.status(400).send(body('VALIDATION', NOT_JSON, 'body'));
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return reply.status(400).send(body('VALIDATION', 'request body must be application/json', 'content-type'));
   }
   if (error instanceof SyntaxError && fe.statusCode === 400) {
-    return reply.status(400).send(body('VALIDATION', 'request body is not valid JSON', 'body'));
+    return reply.status(400).send(body('VALIDATION', NOT_JSON, 'body'));
   }
   if (fe.statusCode === 413) return reply.status(413).send(body('PAYLOAD_TOO_LARGE', 'request is too large'));
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -51,6 +56,53 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   return reply.status(500).send(body('SERVER', `internal error (request id ${request.id})`));
 }
 
-export function body(code: string, message: string, field?: string) {
-  return { error: { code, message, ...(field !== undefined ? { field } : {}) } };
+/**
+ * Spec "Errors": `{error:{code:string, message:string, field:string}}`. `field` is always there, a string, so
+ * a client typed after the spec can rely on it; it names the offending field when one is at fault and is
+ * `""` otherwise (ADR 0002).
+ */
+export function body(code: string, message: string, field = '') {
+  return { error: { code, message, field } };
 }
+
+/** Fastify's errors from before routing (a path that does not decode): 400 in our shape, not Fastify's. */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  // Answered before any route, so the onSend hook that adds these never runs.
+  reply.headers(SECURITY_HEADERS).header('cache-control', 'no-store');
+  if (error.code === 'FST_ERR_BAD_URL') return reply.status(400).send(body('VALIDATION', 'malformed URL path', 'path'));
+  return reply.status(400).send(body('VALIDATION', 'malformed request'));
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a bad Content-Length, oversized headers, a timed-out request) never
+ * reach Fastify's handlers: answered here in the same shape and with the same headers as everything else.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, payload] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', body('VALIDATION', 'request headers are too large', 'headers')]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', body('VALIDATION', 'the request was not received in time')]
+        : [400, 'Bad Request', body('VALIDATION', 'malformed HTTP request')];
+  const text = JSON.stringify(payload);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(text)}\r\n` +
+      `${SECURITY_HEADER_LINES}connection: close\r\n\r\n${text}`,
+  );
+}
+
+/** The headers every answer carries (app.ts sets them on routed replies; clientErrorHandler writes them raw). */
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+} as const;
+const SECURITY_HEADER_LINES = `${Object.entries(SECURITY_HEADERS)
+  .map(([k, v]) => `${k}: ${v}\r\n`)
+  .join('')}cache-control: no-store\r\n`;

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { body } from '../http/errors.js';
 import type { Deps } from '../services/deps.js';
 
 /** D6: 200 {ok:true} when the database answers; no credential. */
@@ -9,7 +10,8 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps 
       await sql`select 1`.execute(deps.db);
       return { ok: true };
     } catch {
-      return reply.status(503).send({ ok: false });
+      // Every non-2xx body has the spec's error shape; D6 defines only the healthy answer.
+      return reply.status(503).send(body('SERVER', 'the database does not answer'));
     }
   });
 }
