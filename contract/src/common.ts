@@ -32,4 +32,7 @@ export const auditLimit = z
   .transform(Number)
   .pipe(z.number().int().min(1).max(200))
   .default(50);
+/** For POSTs that take no input (rotate, MFA setup, resend, webhook test): nothing, or `{}`; any field is unknown. */
+// Fastify hands a request without a body to the validator as null.
+export const emptyBody = z.strictObject({}).nullish();
 export const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');

@@ -137,6 +137,25 @@ describe(`access tokens (${dialectName})`, () => {
     expect((await app.request('POST', `/v1/tokens/${old.id}/rotate`, { token: jwt })).status).toBe(404);
   });
 
+  it('refuses to rotate an expired token (the new one would be born expired); rotate takes no input', async () => {
+    const owner = await signupUser(app);
+    const t = await createToken(app, owner.jwt, { expiresIn: 30 });
+    const withInput = await app.request('POST', `/v1/tokens/${t.id}/rotate`, { token: owner.jwt, body: { x: 1 } });
+    expect(withInput.status).toBe(400);
+    expect(withInput.body.error).toMatchObject({ code: 'VALIDATION', field: 'x' });
+    clock.advance(31 * 86400_000);
+    try {
+      const login = await app.request('POST', '/v1/auth/login', {
+        body: { email: owner.email, password: owner.password },
+      });
+      const res = await app.request('POST', `/v1/tokens/${t.id}/rotate`, { token: login.body.token });
+      expect(res.status).toBe(409);
+      expect(res.body.error).toEqual({ code: 'CONFLICT', message: expect.stringContaining('expired'), field: '' });
+    } finally {
+      clock.set(new Date());
+    }
+  });
+
   it('revokes immediately; an expired token is 401; a mistyped token is 401', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);

@@ -40,7 +40,7 @@ export async function authRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
 
   app.post(
     '/auth/resend-verification',
-    { config: { auth: 'jwt' }, schema: { tags, response: { 202: c.resendVerificationResponse } } },
+    { config: { auth: 'jwt' }, schema: { tags, body: c.emptyBody, response: { 202: c.resendVerificationResponse } } },
     async (req, reply) => reply.status(202).send(await resendVerification(deps, req.principal)),
   );
 

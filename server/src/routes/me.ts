@@ -28,8 +28,10 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     me.myWorkspaces(deps, req.principal),
   );
 
-  app.post('/me/mfa/setup', { config, schema: { tags, response: { 200: c.mfaSetupResponse } } }, async (req) =>
-    mfa.setupMfa(deps, req.principal),
+  app.post(
+    '/me/mfa/setup',
+    { config, schema: { tags, body: c.emptyBody, response: { 200: c.mfaSetupResponse } } },
+    async (req) => mfa.setupMfa(deps, req.principal),
   );
 
   app.post(

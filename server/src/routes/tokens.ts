@@ -22,7 +22,7 @@ export async function tokenRoutes(fastify: FastifyInstance, { deps }: { deps: De
 
   app.post(
     '/tokens/:id/rotate',
-    { config, schema: { tags, params: c.tokenParams, response: { 200: c.rotateTokenResponse } } },
+    { config, schema: { tags, params: c.tokenParams, body: c.emptyBody, response: { 200: c.rotateTokenResponse } } },
     async (req) => tokens.rotateToken(deps, req.principal, req.params.id),
   );
 

@@ -44,7 +44,7 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
 
   app.post(
     '/workspace/webhooks/:id/test',
-    { config, schema: { tags, params, response: { 202: c.testWebhookResponse } } },
+    { config, schema: { tags, params, body: c.emptyBody, response: { 202: c.testWebhookResponse } } },
     async (req, reply) => reply.status(202).send(await webhooks.testWebhook(deps, req.principal, req.params.id)),
   );
 }

@@ -118,8 +118,13 @@ async function ownToken(deps: Deps, principal: Principal, id: string) {
 /** Revokes the token and issues a new one with the same settings; the old one fails at once. */
 export async function rotateToken(deps: Deps, principal: Principal, id: string) {
   const old = await ownToken(deps, principal, id);
-  const token = newAccessToken();
   const now = deps.clock.now().toISOString();
+  // Spec state table: only an active token rotates. The new one keeps the same expiry, so it would be
+  // born dead; the caller is told to create a new token instead (ADR 0002).
+  if (old.expires_at && old.expires_at <= now) {
+    throw new AppError('CONFLICT', 'this access token has expired and cannot be rotated; create a new one');
+  }
+  const token = newAccessToken();
   const row = {
     ...old,
     id: newId(),
