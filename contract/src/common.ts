@@ -20,6 +20,16 @@ export const varValue = z
 export const varType = z.enum(['secret', 'plain']);
 export const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour of the form #rrggbb');
 
+/** A 204 answer, for the OpenAPI document (a `null` response schema is documented without content). */
+export const noContent = z.null().describe('No Content');
+
+/** Spec variables rule 4: the pull's reference error is flat, `error` being the code. */
+export const flatReferenceErrorBody = z.object({
+  error: z.enum(['CIRCULAR_REFERENCE', 'REFERENCE_LIMIT']),
+  message: z.string(),
+  key: z.string(),
+});
+
 export const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), field: z.string() }),
 });

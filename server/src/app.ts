@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifySwagger from '@fastify/swagger';
+import * as c from '@svcenv/contract';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Config } from './config.js';
@@ -125,6 +126,29 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
   };
 }
 
+/**
+ * The OpenAPI view of a route: its own schemas, plus what every route shares but does not declare at run
+ * time (declaring them would put error bodies through the response serializer): the error body on 4XX and
+ * 5XX, the pull's flat 422, and no credential on the public routes.
+ */
+const documentRoute: typeof jsonSchemaTransform = (input) => {
+  const { schema, route } = input;
+  const response: Record<string, unknown> = {
+    ...(schema.response as Record<string, unknown> | undefined),
+    '4XX': c.errorBody.describe('Error: `field` names the offending field, or is empty'),
+    '5XX': c.errorBody.describe('Server error, with the request id in the message'),
+  };
+  if (route.url.endsWith('/pull')) response['422'] = c.flatReferenceErrorBody.describe('A reference cannot resolve');
+  const auth = route.config?.auth;
+  const security = !auth || auth === 'none' ? { security: [] } : {};
+  const out = jsonSchemaTransform({ ...input, schema: { ...schema, ...security, response } });
+  // zod renders null for OpenAPI 3.0 as a nullable string; @fastify/swagger documents a 204 without content
+  // only for `type: 'null'`.
+  const documented = (out.schema as { response?: Record<string, unknown> }).response;
+  if (documented?.['204']) documented['204'] = { type: 'null', description: 'No Content' };
+  return out;
+};
+
 export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance; deps: Deps }> {
   const { config } = opts;
   const https = config.TLS_CERT_FILE
@@ -216,7 +240,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: documentRoute,
   });
 
   await app.register(healthRoutes, { deps });

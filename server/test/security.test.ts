@@ -220,6 +220,22 @@ describe(`security (${dialectName})`, () => {
     expect(pull.get).toBeDefined();
     const upsertOp = res.body.paths['/v1/projects/{id}/vars'].post;
     expect(JSON.stringify(upsertOp.requestBody)).toContain('items');
+    // What the routes answer besides their success: the error shape, the pull's flat 422, 204s without content.
+    expect(upsertOp.responses['4XX'].content['application/json'].schema.properties.error.required).toEqual([
+      'code',
+      'message',
+      'field',
+    ]);
+    expect(pull.get.responses['422'].content['application/json'].schema.properties).toHaveProperty('key');
+    const del = res.body.paths['/v1/projects/{id}'].delete.responses;
+    expect(del['204']).toEqual({ description: 'No Content' });
+    expect(del['200']).toBeUndefined();
+    // Public routes need no credential; the rest inherit the bearer scheme.
+    expect(res.body.paths['/v1/auth/signup'].post.security).toEqual([]);
+    expect(res.body.paths['/healthz'].get.security).toEqual([]);
+    expect(pull.get.security).toBeUndefined();
+    expect(res.body.security).toEqual([{ bearer: [] }]);
+    expect(res.body.paths['/v1/cli/latest']).toBeDefined();
   });
 });
 

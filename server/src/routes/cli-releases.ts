@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CliReleaseManifest, cliArch, cliDownloadParams, cliOs } from '@svcenv/contract';
+import { type CliReleaseManifest, cliArch, cliDownloadParams, cliOs, cliReleaseManifest } from '@svcenv/contract';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /**
@@ -32,18 +32,23 @@ export async function cliReleaseRoutes(
     return { path, size: st.size, sha256: await entry.sha256 };
   }
 
-  app.get('/v1/cli/latest', { schema: { hide: true } }, async (): Promise<CliReleaseManifest> => {
-    const assets: CliReleaseManifest['assets'] = [];
-    for (const os of cliOs.options) {
-      for (const arch of cliArch.options) {
-        const a = await asset(os, arch);
-        if (a) assets.push({ os, arch, url: `/v1/cli/download/${os}/${arch}`, sha256: a.sha256 });
+  app.get(
+    '/v1/cli/latest',
+    { schema: { tags: ['cli'], response: { 200: cliReleaseManifest } } },
+    async (): Promise<CliReleaseManifest> => {
+      const assets: CliReleaseManifest['assets'] = [];
+      for (const os of cliOs.options) {
+        for (const arch of cliArch.options) {
+          const a = await asset(os, arch);
+          if (a) assets.push({ os, arch, url: `/v1/cli/download/${os}/${arch}`, sha256: a.sha256 });
+        }
       }
-    }
-    return { version: opts.version, assets };
-  });
+      return { version: opts.version, assets };
+    },
+  );
 
-  app.get('/v1/cli/download/:os/:arch', { schema: { hide: true } }, async (request, reply) => {
+  // Params are checked in the handler so that an unknown os or arch is a 404 (no such file), not a 400.
+  app.get('/v1/cli/download/:os/:arch', { schema: { tags: ['cli'] } }, async (request, reply) => {
     const params = cliDownloadParams.safeParse(request.params);
     const a = params.success ? await asset(params.data.os, params.data.arch) : null;
     if (!params.success || !a) return notFound(reply, 'no svcenv binary for that os and arch');

@@ -1,17 +1,25 @@
+import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { z } from 'zod';
 import { body } from '../http/errors.js';
 import type { Deps } from '../services/deps.js';
 
+const healthResponse = z.object({ ok: z.literal(true) });
+
 /** D6: 200 {ok:true} when the database answers; no credential. */
 export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
-  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
-    try {
-      await sql`select 1`.execute(deps.db);
-      return { ok: true };
-    } catch {
-      // Every non-2xx body has the spec's error shape; D6 defines only the healthy answer.
-      return reply.status(503).send(body('SERVER', 'the database does not answer'));
-    }
-  });
+  app.get(
+    '/healthz',
+    { schema: { tags: ['health'], response: { 200: healthResponse, 503: c.errorBody } } },
+    async (_req, reply) => {
+      try {
+        await sql`select 1`.execute(deps.db);
+        return { ok: true };
+      } catch {
+        // Every non-2xx body has the spec's error shape; D6 defines only the healthy answer.
+        return reply.status(503).send(body('SERVER', 'the database does not answer'));
+      }
+    },
+  );
 }

@@ -19,10 +19,14 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     me.updateMe(deps, req.principal, req.body),
   );
 
-  app.post('/me/password', { config, schema: { tags, body: c.changePasswordBody } }, async (req, reply) => {
-    await me.changePassword(deps, req.principal, req.body);
-    return reply.status(204).send();
-  });
+  app.post(
+    '/me/password',
+    { config, schema: { tags, body: c.changePasswordBody, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await me.changePassword(deps, req.principal, req.body);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.get('/me/workspaces', { config, schema: { tags, response: { 200: c.myWorkspacesResponse } } }, async (req) =>
     me.myWorkspaces(deps, req.principal),
@@ -40,10 +44,14 @@ export async function meRoutes(fastify: FastifyInstance, { deps }: { deps: Deps 
     async (req) => mfa.enableMfa(deps, req.principal, req.body.code),
   );
 
-  app.post('/me/mfa/disable', { config, schema: { tags, body: c.mfaCodeBody } }, async (req, reply) => {
-    await mfa.disableMfa(deps, req.principal, req.body.code);
-    return reply.status(204).send();
-  });
+  app.post(
+    '/me/mfa/disable',
+    { config, schema: { tags, body: c.mfaCodeBody, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await mfa.disableMfa(deps, req.principal, req.body.code);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.post(
     '/me/mfa/backup-codes',

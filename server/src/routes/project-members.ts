@@ -25,10 +25,10 @@ export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { 
   );
   app.delete(
     '/projects/:id/members/:userId',
-    { config, schema: { tags, params: c.projectMemberParams } },
+    { config, schema: { tags, params: c.projectMemberParams, response: { 204: c.noContent } } },
     async (req, reply) => {
       await pm.removeProjectMember(deps, req.principal, req.params.id, req.params.userId);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
   app.put(
@@ -47,10 +47,10 @@ export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { 
   );
   app.delete(
     '/projects/:id/members/:userId/envs/:env',
-    { config, schema: { tags, params: c.projectMemberEnvParams } },
+    { config, schema: { tags, params: c.projectMemberEnvParams, response: { 204: c.noContent } } },
     async (req, reply) => {
       await pm.clearEnvPermission(deps, req.principal, req.params.id, req.params.userId, req.params.env);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 }

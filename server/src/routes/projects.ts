@@ -36,10 +36,14 @@ export async function projectRoutes(fastify: FastifyInstance, { deps }: { deps: 
     async (req) => projects.updateProject(deps, req.principal, req.params.id, req.body),
   );
 
-  app.delete('/projects/:id', { config, schema: { tags, params: c.projectParams } }, async (req, reply) => {
-    await projects.deleteProject(deps, req.principal, req.params.id);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/projects/:id',
+    { config, schema: { tags, params: c.projectParams, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await projects.deleteProject(deps, req.principal, req.params.id);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.get(
     '/projects/:id/envs',
@@ -63,10 +67,14 @@ export async function projectRoutes(fastify: FastifyInstance, { deps }: { deps: 
     async (req) => projects.updateEnv(deps, req.principal, req.params.id, req.params.env, req.body),
   );
 
-  app.delete('/projects/:id/envs/:env', { config, schema: { tags, params: c.envParams } }, async (req, reply) => {
-    await projects.deleteEnv(deps, req.principal, req.params.id, req.params.env);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/projects/:id/envs/:env',
+    { config, schema: { tags, params: c.envParams, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await projects.deleteEnv(deps, req.principal, req.params.id, req.params.env);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.get(
     '/projects/:id/diff',

@@ -26,8 +26,12 @@ export async function tokenRoutes(fastify: FastifyInstance, { deps }: { deps: De
     async (req) => tokens.rotateToken(deps, req.principal, req.params.id),
   );
 
-  app.delete('/tokens/:id', { config, schema: { tags, params: c.tokenParams } }, async (req, reply) => {
-    await tokens.revokeToken(deps, req.principal, req.params.id);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/tokens/:id',
+    { config, schema: { tags, params: c.tokenParams, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await tokens.revokeToken(deps, req.principal, req.params.id);
+      return reply.status(204).send(null);
+    },
+  );
 }

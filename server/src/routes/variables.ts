@@ -37,10 +37,10 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
 
   app.delete(
     '/projects/:id/envs/:env/vars/:key',
-    { config, schema: { tags, params: c.varParams } },
+    { config, schema: { tags, params: c.varParams, response: { 204: c.noContent } } },
     async (req, reply) => {
       await vars.deleteVar(deps, req.principal, req.params.id, req.params.env, req.params.key);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 

@@ -31,10 +31,14 @@ export async function webhookRoutes(fastify: FastifyInstance, { deps }: { deps: 
     async (req) => webhooks.updateWebhook(deps, req.principal, req.params.id, req.body),
   );
 
-  app.delete('/workspace/webhooks/:id', { config, schema: { tags, params } }, async (req, reply) => {
-    await webhooks.deleteWebhook(deps, req.principal, req.params.id);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/workspace/webhooks/:id',
+    { config, schema: { tags, params, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await webhooks.deleteWebhook(deps, req.principal, req.params.id);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.get(
     '/workspace/webhooks/:id/deliveries',

@@ -42,10 +42,14 @@ export async function workspaceRoutes(fastify: FastifyInstance, { deps }: { deps
     { config, schema: { tags, params: c.memberParams, body: c.updateMemberBody, response: { 200: c.member } } },
     async (req) => team.changeRole(deps, req.principal, req.params.userId, req.body.wsRole),
   );
-  app.delete('/workspace/members/:userId', { config, schema: { tags, params: c.memberParams } }, async (req, reply) => {
-    await team.removeMember(deps, req.principal, req.params.userId);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/workspace/members/:userId',
+    { config, schema: { tags, params: c.memberParams, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await team.removeMember(deps, req.principal, req.params.userId);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.post(
     '/workspace/invites',
@@ -61,10 +65,14 @@ export async function workspaceRoutes(fastify: FastifyInstance, { deps }: { deps
   app.get('/workspace/invites', { config, schema: { tags, response: { 200: c.invitesResponse } } }, async (req) => ({
     invites: await team.listInvites(deps, req.principal),
   }));
-  app.delete('/workspace/invites/:id', { config, schema: { tags, params: c.inviteParams } }, async (req, reply) => {
-    await team.revokeInvite(deps, req.principal, req.params.id);
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/workspace/invites/:id',
+    { config, schema: { tags, params: c.inviteParams, response: { 204: c.noContent } } },
+    async (req, reply) => {
+      await team.revokeInvite(deps, req.principal, req.params.id);
+      return reply.status(204).send(null);
+    },
+  );
 
   app.post(
     '/auth/accept-invite',
