@@ -62,7 +62,11 @@ export interface AppOptions {
   resolve?: Resolver;
 }
 
-/** D24: 5,000 items of up to 64 KiB fit easily; anything larger is refused with 413 before parsing. */
+/**
+ * Refused with 413 before parsing (ADR 0002). D24 bounds items (5,000) and values (64 KiB) separately; both at
+ * their maximum would be a ~330 MB body, held whole in memory as text and as objects. 16 MiB carries 5,000
+ * values of ~3 KB, or 250 of the full 64 KiB.
+ */
 const BODY_LIMIT = 16 * 1024 * 1024;
 
 export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {

@@ -11,6 +11,9 @@ const PUBLIC = new Set([
   'POST /v1/auth/login',
   'POST /v1/auth/verify-email',
   'POST /v1/auth/verify-mfa',
+  'GET /healthz',
+  'GET /v1/cli/latest',
+  'GET /v1/cli/download/{os}/{arch}',
 ]);
 const JWT_ONLY = [
   /^\/v1\/me(\/|$)/,
@@ -31,14 +34,20 @@ function concrete(path: string): string {
 
 describe(`every route's credential checks (${dialectName})`, () => {
   let app: TestApp;
-  let routes: { method: string; path: string; url: string }[];
+  let routes: { method: string; path: string; url: string; public: boolean }[];
   let token: string;
   let jwt: string;
   beforeAll(async () => {
     app = await startApp();
     const doc = (await app.request('GET', '/v1/openapi.json')).body;
-    routes = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
-      Object.keys(ops).map((m) => ({ method: m.toUpperCase(), path, url: concrete(path) })),
+    routes = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[] }>>).flatMap(
+      ([path, ops]) =>
+        Object.entries(ops).map(([m, op]) => ({
+          method: m.toUpperCase(),
+          path,
+          url: concrete(path),
+          public: op.security?.length === 0,
+        })),
     );
     const u = await signupUser(app);
     jwt = u.jwt;
@@ -49,9 +58,10 @@ describe(`every route's credential checks (${dialectName})`, () => {
   const guarded = () => routes.filter((r) => !PUBLIC.has(`${r.method} ${r.path}`));
   const body = (m: string) => (m === 'GET' || m === 'DELETE' ? undefined : {});
 
-  it('lists the API in the OpenAPI document', () => {
+  it('lists the API in the OpenAPI document, marking exactly the public routes as needing no credential', () => {
     expect(routes.length).toBeGreaterThan(35);
     expect(guarded().length).toBeGreaterThan(30);
+    expect(new Set(routes.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))).toEqual(PUBLIC);
   });
 
   it('answers no credential and forged credentials with 401 in the error shape on every guarded route', async () => {
