@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CliReleaseManifest, cliArch, cliDownloadParams, cliOs, cliReleaseManifest } from '@svcenv/contract';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { serializerCompiler } from 'fastify-type-provider-zod';
 
 /**
  * D39/D41: the CLI release manifest and the binaries this server was built with, from
@@ -16,6 +17,9 @@ export async function cliReleaseRoutes(
   app: FastifyInstance,
   opts: { distDir: string; version: string },
 ): Promise<void> {
+  // The manifest's response schema is zod; set here too, so the plugin also serves from a bare Fastify (the
+  // upgrade test's stand-in release server).
+  app.setSerializerCompiler(serializerCompiler);
   const hashes = new Map<string, { stamp: string; sha256: Promise<string> }>();
 
   async function asset(os: string, arch: string): Promise<{ path: string; size: number; sha256: string } | null> {
