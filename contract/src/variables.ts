@@ -25,12 +25,15 @@ export const bulkUpsertBody = z.strictObject({
 export const bulkUpsertResponse = z.object({ created: z.array(z.string()), updated: z.array(z.string()) });
 
 export const varParams = z.strictObject({ id: z.uuid(), env: envName, key: varKey });
-export const updateVarBody = z.strictObject({
-  value: varValue.optional(),
-  type: varType.optional(),
-  expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
-  clearExpiry: z.boolean().optional(),
-});
+export const updateVarBody = z
+  .strictObject({
+    value: varValue.optional(),
+    type: varType.optional(),
+    expiresAt: z.iso.datetime({ offset: true }).nullable().optional(),
+    clearExpiry: z.boolean().optional(),
+  })
+  // An empty PUT would write a history entry, an audit row and a webhook event for nothing (ADR 0002).
+  .refine((b) => Object.keys(b).length > 0, 'nothing to change: give value, type, expiresAt or clearExpiry');
 export const updateVarResponse = z.object({
   key: z.string(),
   value: z.string(),

@@ -146,6 +146,13 @@ describe(`variables (${dialectName})`, () => {
         })
       ).status,
     ).toBe(400);
+    // An empty PUT changes nothing, so it is refused rather than recorded as an update.
+    const historyBefore = (await app.request('GET', `${base}/vars/API_KEY/history`, { token: jwt })).body.history;
+    const empty = await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: {} });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatchObject({ code: 'VALIDATION', field: 'body' });
+    const historyAfter = (await app.request('GET', `${base}/vars/API_KEY/history`, { token: jwt })).body.history;
+    expect(historyAfter).toEqual(historyBefore);
   });
 
   it('deletes one key or many, keeping history restorable (D27)', async () => {
