@@ -292,6 +292,42 @@ describe(`workspace and team (${dialectName})`, () => {
     expect((await app.request('DELETE', `/v1/workspace/members/${member.user.id}`, { token: owner.jwt })).status).toBe(
       404,
     );
+    // Revoked, not suspended: adding the person back does not bring the old token back.
+    const readd = await app.request('POST', '/v1/workspace/invites', {
+      token: owner.jwt,
+      body: { email: member.email, wsRole: 'Owner' },
+    });
+    expect(readd.status).toBe(200);
+    expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: tok.token })).status).toBe(401);
+  });
+
+  it('settles a pending invite when its address is added directly: no seat held, no way back in by the old link', async () => {
+    const owner = await signupUser(app, 'Sol');
+    const email = `direct-${Date.now()}@example.test`;
+    await app.request('POST', '/v1/workspace/invites', { token: owner.jwt, body: { email, wsRole: 'Member' } });
+    const link = /invite\?token=([A-Za-z0-9_-]+)/.exec((await smtp.waitFor(email)).text)![1];
+    const signup = await app.request('POST', '/v1/auth/signup', {
+      body: { name: 'Dee', email, password: 'pw-long-enough' },
+    });
+    expect(signup.status).toBe(201);
+    const added = await app.request('POST', '/v1/workspace/invites', {
+      token: owner.jwt,
+      body: { email, wsRole: 'Member' },
+    });
+    expect(added.status).toBe(200);
+    const invites = (await app.request('GET', '/v1/workspace/invites', { token: owner.jwt })).body.invites;
+    expect(invites.map((i: any) => i.email)).not.toContain(email);
+    const billing = (await app.request('GET', '/v1/workspace/billing', { token: owner.jwt })).body;
+    expect(billing.usage.members).toBe(2);
+    const userId = added.body.userId;
+    expect((await app.request('DELETE', `/v1/workspace/members/${userId}`, { token: owner.jwt })).status).toBe(204);
+    const back = await app.request('POST', '/v1/auth/accept-invite', {
+      token: signup.body.token,
+      body: { token: link },
+    });
+    expect(back.status).toBe(404);
+    const members = (await app.request('GET', '/v1/workspace/members', { token: owner.jwt })).body.members;
+    expect(members.map((m: any) => m.id)).not.toContain(userId);
   });
 
   it('limits members on the free plan, counting pending invites (D15)', async () => {

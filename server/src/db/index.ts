@@ -21,6 +21,7 @@ import * as accountSecurity from './migrations/2026-11-22T02-account-security.js
 import * as events from './migrations/2026-11-22T03-events.js';
 import * as teams from './migrations/2026-11-22T04-teams.js';
 import * as cacheEpoch from './migrations/2026-11-22T05-cache-epoch.js';
+import * as settleStaleInvites from './migrations/2026-11-23T06-settle-stale-invites.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -153,6 +154,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-22T03-events': { up: (db) => events.up(db, dialect), down: events.down },
     '2026-11-22T04-teams': { up: (db) => teams.up(db), down: teams.down },
     '2026-11-22T05-cache-epoch': { up: (db) => cacheEpoch.up(db, dialect), down: cacheEpoch.down },
+    '2026-11-23T06-settle-stale-invites': { up: settleStaleInvites.up, down: settleStaleInvites.down },
   };
 }
 

@@ -70,6 +70,9 @@ export async function invite(deps: Deps, principal: Principal, input: { email: s
           joined_at: now.toISOString(),
         })
         .execute();
+      // A pending invite to this address is settled by the direct add: left open, it would hold a seat and,
+      // after a later removal, let the person back in by its old link.
+      await closePendingInvites(trx, principal.workspaceId, email, now);
       await recordAudit(
         trx,
         auditRow(deps.clock, principal, {
@@ -89,14 +92,7 @@ export async function invite(deps: Deps, principal: Principal, input: { email: s
       return { status: 200 as const, body: { userId: user.id, name: user.name, wsRole: input.wsRole } };
     }
     // A new invite to the same address replaces the pending one (the old link stops working).
-    await trx
-      .updateTable('invites')
-      .set({ revoked_at: now.toISOString() })
-      .where('workspace_id', '=', principal.workspaceId)
-      .where('email', '=', email)
-      .where('accepted_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await closePendingInvites(trx, principal.workspaceId, email, now);
     checkLimit(ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
     const token = randomBytes(32).toString('base64url');
     const link = `${deps.config.publicUrl}/invite?token=${token}`;
@@ -178,6 +174,18 @@ export async function revokeInvite(deps: Deps, principal: Principal, id: string)
  * D17: the caller's email must equal the invited one (else 403); an expired, revoked or used token is 404.
  * The single use is enforced by a conditional update, so two concurrent accepts cannot both succeed.
  */
+/** Ends every pending invite to `email` in the workspace (replaced by a new one, or settled by a direct add). */
+async function closePendingInvites(trx: Db, workspaceId: string, email: string, now: Date): Promise<void> {
+  await trx
+    .updateTable('invites')
+    .set({ revoked_at: now.toISOString() })
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
 export async function acceptInvite(deps: Deps, principal: Principal, token: string) {
   requireUser(principal);
   const now = deps.clock.now();
@@ -219,14 +227,14 @@ export async function acceptInvite(deps: Deps, principal: Principal, token: stri
           joined_at: now.toISOString(),
         })
         .execute();
+      await recordAudit(trx, {
+        ...auditRow(deps.clock, principal, {
+          action: 'member.add',
+          detail: { userId: principal.userId, email: inv.email, viaInvite: true },
+        }),
+        workspace_id: inv.workspace_id,
+      });
     }
-    await recordAudit(trx, {
-      ...auditRow(deps.clock, principal, {
-        action: 'member.add',
-        detail: { userId: principal.userId, email: inv.email, viaInvite: true },
-      }),
-      workspace_id: inv.workspace_id,
-    });
     const ws = await workspaceName(trx, inv.workspace_id);
     return {
       workspaceId: inv.workspace_id,
@@ -310,6 +318,21 @@ export async function removeMember(deps: Deps, principal: Principal, userId: str
       .where('user_id', '=', userId)
       .where('project_id', 'in', projectIds)
       .execute();
-    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'member.remove', detail: { userId } }));
+    // D32: their tokens lose all access, for good: revoked, so that adding the person back later does not
+    // bring back credentials that were handed out before (in CI systems, on other machines).
+    const revoked = await trx
+      .updateTable('access_tokens')
+      .set({ revoked_at: deps.clock.now().toISOString() })
+      .where('workspace_id', '=', principal.workspaceId)
+      .where('created_by', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    await recordAudit(
+      trx,
+      auditRow(deps.clock, principal, {
+        action: 'member.remove',
+        detail: { userId, tokensRevoked: Number(revoked.numUpdatedRows) },
+      }),
+    );
   });
 }
