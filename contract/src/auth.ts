@@ -3,7 +3,8 @@ import { timestamp, uuid } from './common.js';
 
 /** D8: 8 to 128 characters. */
 export const password = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
-export const email = z.email().max(254);
+/** Surrounding spaces (a pasted address) are dropped before the address is checked. */
+export const email = z.string().trim().pipe(z.email().max(254));
 
 export const signupBody = z.strictObject({
   name: z.string().trim().min(1).max(100),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { email } from './auth.js';
 import { auditLimit, envName, timestamp, uuid } from './common.js';
 
 export const wsRole = z.enum(['Owner', 'Member']);
@@ -27,7 +28,7 @@ export const membersResponse = z.object({ members: z.array(member) });
 export const memberParams = z.strictObject({ userId: uuid });
 export const updateMemberBody = z.strictObject({ wsRole });
 
-export const inviteBody = z.strictObject({ email: z.email().max(254), wsRole: wsRole.default('Member') });
+export const inviteBody = z.strictObject({ email, wsRole: wsRole.default('Member') });
 export const inviteAddedResponse = z.object({ userId: uuid, name: z.string(), wsRole });
 export const inviteSentResponse = z.object({ invited: z.literal(true), email: z.string() });
 export const pendingInvite = z.object({

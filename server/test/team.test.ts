@@ -100,7 +100,7 @@ describe(`workspace and team (${dialectName})`, () => {
     const existing = await signupUser(app, 'Erin');
     const added = await app.request('POST', '/v1/workspace/invites', {
       token: owner.jwt,
-      body: { email: existing.email.toUpperCase(), wsRole: 'Member' },
+      body: { email: ` ${existing.email.toUpperCase()}  `, wsRole: 'Member' },
     });
     expect(added.status).toBe(200);
     expect(added.body).toEqual({ userId: existing.user.id, name: 'Erin', wsRole: 'Member' });
