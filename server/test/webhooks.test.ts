@@ -180,7 +180,7 @@ describe(`webhooks with private targets allowed (${dialectName})`, () => {
     expect(notUuid.status).toBe(400);
   });
 
-  it('is Owner-only and JWT-only; another workspace’s webhook is 404 (D10, spec Owner-only operations)', async () => {
+  it('is managed by Owners only and JWT-only; Members may read; another workspace’s webhook is 404 (D10, spec Owner-only operations)', async () => {
     const { jwt } = await signupUser(app);
     const hook = await createHook(app, jwt, { url: rx.url(), events: ['var.update'] });
     const member = await memberSession(app, jwt);
@@ -197,9 +197,18 @@ describe(`webhooks with private targets allowed (${dialectName})`, () => {
       expect((await app.request(method, path, { body })).status, `${method} ${path} anonymous`).toBe(401);
       expect((await app.request(method, path, { token, body })).status, `${method} ${path} token`).toBe(401);
       const asMember = await app.request(method, path, { token: member, body });
-      expect(asMember.status, `${method} ${path} member`).toBe(403);
-      expect(asMember.body.error.code).toBe('FORBIDDEN');
+      if (method === 'GET') {
+        // Listing is not among the spec's Owner-only operations: a Member sees webhooks and their deliveries,
+        // never a secret.
+        expect(asMember.status, `${method} ${path} member`).toBe(200);
+        expect(JSON.stringify(asMember.body)).not.toContain('whsec_');
+      } else {
+        expect(asMember.status, `${method} ${path} member`).toBe(403);
+        expect(asMember.body.error.code).toBe('FORBIDDEN');
+      }
     }
+    const seen = (await app.request('GET', '/v1/workspace/webhooks', { token: member })).body.webhooks;
+    expect(seen.map((w: { id: string }) => w.id)).toEqual([hook.id]);
     const other = await signupUser(app, 'Eve');
     for (const [method, path, body] of calls.slice(2)) {
       expect((await app.request(method, path, { token: other.jwt, body })).status, `${method} ${path}`).toBe(404);

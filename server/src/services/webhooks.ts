@@ -82,8 +82,10 @@ const auditDetail = (row: { id: string; name: string; url: string; events: strin
   active: row.active === 1,
 });
 
-async function ownWebhook(deps: Deps, principal: Principal, id: string) {
-  requireWebhookAdmin(principal);
+/** A webhook of the caller's workspace; `manage` (create, update, delete, test) needs an Owner. */
+async function ownWebhook(deps: Deps, principal: Principal, id: string, manage = true) {
+  if (manage) requireWebhookAdmin(principal);
+  else requireUser(principal);
   const row = await deps.db
     .selectFrom('webhooks')
     .selectAll()
@@ -94,8 +96,12 @@ async function ownWebhook(deps: Deps, principal: Principal, id: string) {
   return row;
 }
 
+/**
+ * Spec: listing is not among the Owner-only operations, so every member (with a dashboard session) sees the
+ * webhooks, without secrets, and their deliveries; creating, changing, deleting and testing stay Owner-only.
+ */
 export async function listWebhooks(deps: Deps, principal: Principal): Promise<Webhook[]> {
-  requireWebhookAdmin(principal);
+  requireUser(principal);
   const rows = await deps.db
     .selectFrom('webhooks')
     .selectAll()
@@ -188,7 +194,7 @@ export async function deleteWebhook(deps: Deps, principal: Principal, id: string
 
 /** D35: recent attempts, newest first. */
 export async function listDeliveries(deps: Deps, principal: Principal, id: string): Promise<WebhookDelivery[]> {
-  await ownWebhook(deps, principal, id);
+  await ownWebhook(deps, principal, id, false);
   const rows = await deps.db
     .selectFrom('webhook_deliveries')
     .selectAll()
