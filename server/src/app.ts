@@ -193,6 +193,15 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   app.addHook('onClose', () => deps.limiter.close());
   await deps.limiter.ready();
 
+  // An empty body sent with `Content-Type: application/json` (some HTTP clients add the header to every
+  // request) counts as no body: a DELETE or an input-less POST then gets its real answer, and a route that
+  // needs a body still gets 400 VALIDATION from its schema. Anything else goes to Fastify's own parser,
+  // which refuses `__proto__` and `constructor.prototype` keys.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) =>
+    text === '' ? done(null, null) : parseJson(request, text as string, done),
+  );
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
