@@ -239,6 +239,14 @@ describe(`workspace and team (${dialectName})`, () => {
       wsRole: 'Owner',
       joinedAt: expect.any(String),
     });
+    // The same role again answers the member as it is and records no change.
+    const again = await app.request('PATCH', `/v1/workspace/members/${other.user.id}`, {
+      token: owner.jwt,
+      body: { wsRole: 'Owner' },
+    });
+    expect(again.body).toEqual(promote.body);
+    const logs = (await app.request('GET', '/v1/workspace/audit', { token: owner.jwt })).body.logs;
+    expect(logs.filter((l: { action: string }) => l.action === 'member.role_change')).toHaveLength(1);
     expect((await app.request('DELETE', `/v1/workspace/members/${me}`, { token: owner.jwt })).status).toBe(403);
     expect(
       (await app.request('PATCH', `/v1/workspace/members/${me}`, { token: owner.jwt, body: { wsRole: 'Member' } }))

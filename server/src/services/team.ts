@@ -276,6 +276,8 @@ export async function changeRole(deps: Deps, principal: Principal, userId: strin
     if (m.ws_role === 'Owner' && wsRole !== 'Owner' && (await ownerCount(trx, principal.workspaceId)) <= 1) {
       throw new AppError('CONFLICT', 'a workspace needs at least one Owner; promote someone else first', 'wsRole');
     }
+    // The same role again changes nothing, so nothing is recorded (the audit log lists changes).
+    if (m.ws_role === wsRole) return { id: m.id, name: m.name, email: m.email, wsRole, joinedAt: m.joined_at };
     await trx
       .updateTable('workspace_members')
       .set({ ws_role: wsRole })
