@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -271,4 +271,20 @@ export async function upsert(c: Client, auth: string, projectId: string, envs: s
   const res = await c.request('POST', `/v1/projects/${projectId}/vars`, { token: auth, body: { envs, items } });
   if (res.status !== 200) throw new Error(`upsert failed: ${res.status} ${res.text}`);
   return res.body as { created: string[]; updated: string[] };
+}
+
+/**
+ * A raw HTTP/1.1 connection to a server, for what `fetch` cannot send (pipelined requests, malformed
+ * headers, a body held back): `write` sends bytes as they are, `text()` is everything received so far.
+ */
+export function rawConnection(url: string) {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d: string) => {
+    received += d;
+  });
+  socket.on('error', () => {}); // a reset shows as the close below; the test judges by what was received
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  return { write: (bytes: string) => socket.write(bytes), text: () => received, closed };
 }

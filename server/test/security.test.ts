@@ -1,6 +1,14 @@
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  rawConnection,
+  signupUser,
+  startApp,
+  type TestApp,
+  upsert,
+} from './harness.js';
 
 describe(`security (${dialectName})`, () => {
   let app: TestApp;
@@ -212,7 +220,10 @@ describe(`security (${dialectName})`, () => {
     expect(badUrl.headers.get('x-content-type-options')).toBe('nosniff');
     expect(badUrl.headers.get('cache-control')).toBe('no-store');
     // Node's HTTP parser refuses this one before Fastify sees it.
-    const raw = await rawHttp(app.url, 'POST /v1/projects HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n');
+    const conn = rawConnection(app.url);
+    conn.write('POST /v1/projects HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n');
+    await conn.closed;
+    const raw = conn.text();
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
     expect(raw).toContain('x-content-type-options: nosniff');
     expect(raw).toContain('cache-control: no-store');
@@ -247,18 +258,3 @@ describe(`security (${dialectName})`, () => {
     expect(res.body.paths['/v1/cli/latest']).toBeDefined();
   });
 });
-
-/** Writes `request` as it is on a new connection and returns everything the server sends until it closes. */
-function rawHttp(url: string, request: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(new URL(url).port), '127.0.0.1');
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d) => {
-      answer += d;
-    });
-    socket.on('error', reject);
-    socket.on('close', () => resolve(answer));
-    socket.write(request);
-  });
-}

@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createProject, createToken, freshPgSchema, repoRoot, signupUser, startServer, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  freshPgSchema,
+  rawConnection,
+  repoRoot,
+  signupUser,
+  startServer,
+  upsert,
+} from './harness.js';
 
 /** On PostgreSQL runs, a fresh schema per test (dropped after), and the master key every instance shares. */
 async function pgEnv(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
@@ -78,26 +87,21 @@ describe('the server process (main.ts)', () => {
     // handled once the request is done.
     const lock = await holdWriteLock(pg.env.DATABASE_URL, srv.dataDir);
     const body = JSON.stringify({ name: 'made-during-stop' });
-    const socket = connect(Number(new URL(srv.url).port), '127.0.0.1');
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d) => {
-      answer += d;
-    });
-    const closed = new Promise((r) => socket.on('close', r));
+    const socket = rawConnection(srv.url);
     socket.write(
       `POST /v1/projects HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${jwt}\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
         'expect: 100-continue\r\nconnection: close\r\n\r\n',
     );
-    await until(() => answer.includes('100 Continue'));
+    await until(() => socket.text().includes('100 Continue'));
     socket.write(body);
     await lock.waitedFor();
-    expect(answer).toBe('HTTP/1.1 100 Continue\r\n\r\n'); // no answer yet: the request waits for the lock
+    expect(socket.text()).toBe('HTTP/1.1 100 Continue\r\n\r\n'); // no answer yet: the request waits for the lock
     const code = srv.stop('SIGTERM');
     await new Promise((r) => setTimeout(r, 200));
     await lock.release();
-    await closed;
+    await socket.closed;
+    const answer = socket.text();
     expect(answer).toMatch(/HTTP\/1\.1 201 Created[\s\S]*made-during-stop/);
     expect(await code).toBe(0);
     expect(srv.logs()).toContain('"msg":"stopped"');
@@ -115,13 +119,7 @@ describe('the server process (main.ts)', () => {
   it('answers a request that arrives while it drains with 503 in the error shape, and closes that connection', async () => {
     const srv = await startServer();
     const { jwt } = await signupUser(srv);
-    const socket = connect(Number(new URL(srv.url).port), '127.0.0.1');
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d) => {
-      answer += d;
-    });
-    const closed = new Promise((r) => socket.on('close', r));
+    const socket = rawConnection(srv.url);
     // The first request is in flight (routed, its body not sent) when SIGTERM arrives; the second is
     // pipelined behind it on the same connection, so it arrives during the drain.
     const body = JSON.stringify({ name: 'made-during-drain' });
@@ -129,11 +127,12 @@ describe('the server process (main.ts)', () => {
       `POST /v1/projects HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${jwt}\r\ncontent-type: application/json\r\n` +
         `content-length: ${body.length}\r\nexpect: 100-continue\r\n\r\n`,
     );
-    await until(() => answer.includes('100 Continue'));
+    await until(() => socket.text().includes('100 Continue'));
     const code = srv.stop('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     socket.write(`${body}GET /v1/projects HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${jwt}\r\n\r\n`);
-    await closed;
+    await socket.closed;
+    const answer = socket.text();
     expect(answer).toMatch(/HTTP\/1\.1 201 Created[\s\S]*made-during-drain/);
     const late = answer.slice(answer.indexOf('HTTP/1.1 503'));
     expect(late).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
