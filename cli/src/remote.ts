@@ -13,16 +13,39 @@ export interface PullOptions {
   format: 'dotenv' | 'k8s';
 }
 
+const pullQuery = (o: PullOptions) => ({
+  metadata: o.metadata ? undefined : 'false',
+  format: o.format === 'k8s' ? 'k8s' : undefined,
+});
+
 export function pullText(api: Api, o: PullOptions): Promise<string> {
-  return api.text(pathOf.pull(o.project, o.env), {
-    query: { metadata: o.metadata ? undefined : 'false', format: o.format === 'k8s' ? 'k8s' : undefined },
-  });
+  return api.text(pathOf.pull(o.project, o.env), { query: pullQuery(o) });
 }
 
 export async function pullVars(api: Api, o: Omit<PullOptions, 'format'>): Promise<Map<string, string>> {
-  const text = await pullText(api, { ...o, format: 'dotenv' });
+  return (await pullVarsWithContext(api, o)).vars;
+}
+
+/**
+ * The variables and which of them are the server's context variables (its `X-Svcenv-Context` header): a
+ * user variable of the same name wins (D28a), and is then the user's value, not context. A server without
+ * the header names none, so callers treat every value as the user's.
+ */
+export async function pullVarsWithContext(
+  api: Api,
+  o: Omit<PullOptions, 'format'>,
+): Promise<{ vars: Map<string, string>; context: Set<string> }> {
+  const res = await api.fetch(pathOf.pull(o.project, o.env), { query: pullQuery({ ...o, format: 'dotenv' }) });
+  const text = await res.text();
+  const header = res.headers.get('x-svcenv-context') ?? '';
+  const context = new Set(
+    header
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => CONTEXT_KEYS.has(k)),
+  );
   try {
-    return parseDotenv(text);
+    return { vars: parseDotenv(text), context };
   } catch (err) {
     throw new CliError('SERVER', `the server's dotenv could not be read (${(err as Error).message})`);
   }

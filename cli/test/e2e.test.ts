@@ -323,6 +323,20 @@ describe('run', () => {
     expect(r.stderr).toBe(`env=*** short=${SHORT}\n`);
   });
 
+  it('scrubs a user variable that overrides a context variable; the server’s own context values stay readable', async () => {
+    await upsert(
+      server,
+      writeToken,
+      project.id,
+      ['staging'],
+      [{ key: 'SVCENV_PROJECT_NAME', value: 'TopSecretOverride', type: 'secret' }],
+    );
+    const script = 'echo "$SVCENV_PROJECT_NAME $SVCENV_ENV $SVCENV_PROJECT"';
+    const r = await runCli(['run', '--all', '--', 'sh', '-c', script], { env: { ...e(), SVCENV_ENV: 'staging' } });
+    // "staging" (7 characters) is the server's context value: left readable.
+    expect(r.stdout).toBe(`*** staging ${project.id}\n`);
+  });
+
   it('substitutes {{KEY}} just before exec', async () => {
     const r = await runCli(['run', '--only', 'PORT', '--', 'echo', 'listen={{PORT}}'], { env: e() });
     expect(r.stdout).toBe('listen=8080\n');

@@ -57,6 +57,10 @@ describe(`pull and export (${dialectName})`, () => {
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'SVCENV_ENV', value: 'custom', type: 'plain' }]);
     const res = await app.request('GET', `${base}/pull`, { token });
     expect(res.text.match(/^SVCENV_ENV=.*$/gm)).toEqual(['SVCENV_ENV=custom']);
+    // The header names the context variables the server added, so a client can tell the user's apart.
+    expect(res.headers.get('x-svcenv-context')).toBe('SVCENV_PROJECT, SVCENV_PROJECT_NAME');
+    const bare = await app.request('GET', `${base}/pull?metadata=false`, { token });
+    expect(bare.headers.get('x-svcenv-context')).toBeNull();
   });
 
   it('answers a conditional pull with 304 and a stable strong ETag (D29)', async () => {

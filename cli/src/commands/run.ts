@@ -5,7 +5,7 @@ import { fs, os } from '../builtins.js';
 import { type Command, type Context, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError, usageError } from '../errors.js';
-import { CONTEXT_KEYS, pullVars } from '../remote.js';
+import { pullVarsWithContext } from '../remote.js';
 import { ScrubAutomaton, type ScrubStream } from '../scrub.js';
 
 const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
@@ -38,7 +38,7 @@ export const runCommand: Command = {
     const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
     const target = requireTarget(settings);
     const token = requireToken(settings);
-    const vars = await pullVars(new Api(settings.apiUrl, token), { ...target, metadata: true });
+    const { vars, context } = await pullVarsWithContext(new Api(settings.apiUrl, token), { ...target, metadata: true });
     const exposed = selectScope(vars, scope);
     const argv = substitutePlaceholders([command, ...commandArgs], exposed);
 
@@ -49,11 +49,12 @@ export const runCommand: Command = {
     delete childEnv.SVCENV_TOKEN;
     Object.assign(childEnv, Object.fromEntries(exposed));
     // The values to scrub, listed only when the child first writes (a silent command never pays the pass).
-    // Context values (project id, env and project name) are not secret; masking "production" in every
-    // log line would only hide useful output (ADR 0001-cli).
+    // The server's context values (project id, env and project name) are not secret; masking "production"
+    // in every log line would only hide useful output (ADR 0001-cli). A user variable that overrides one
+    // of them is the user's value, and scrubbed like any other.
     const automaton = new ScrubAutomaton(function* () {
       yield token;
-      for (const [k, v] of exposed) if (!CONTEXT_KEYS.has(k)) yield v;
+      for (const [k, v] of exposed) if (!context.has(k)) yield v;
     });
     return { exitCode: await execScrubbed(argv, childEnv, automaton, ctx) };
   },

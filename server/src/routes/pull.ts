@@ -21,6 +21,9 @@ export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
         operator: req.headers['x-svcenv-client'] === 'operator',
       });
       reply.header('etag', result.etag);
+      // Which variables of the body are the server's context variables rather than the user's (ADR 0002):
+      // `svcenv run` scrubs every value but those, so a user variable that overrides one is scrubbed too.
+      if (result.context) reply.header('x-svcenv-context', result.context);
       // D29: a matching If-None-Match gets 304 with no body.
       if (notModified(req.headers['if-none-match'], result.etag)) return reply.status(304).send();
       return reply.type(result.contentType).send(result.body);

@@ -23,7 +23,7 @@ interface ResolvedEnv {
   vars: Map<string, PlainVar>;
   resolved: Map<string, Resolution>;
   /** Rendered pull bodies by variant (format, metadata, project name). */
-  bodies: Map<string, { body: string; etag: string }>;
+  bodies: Map<string, { body: string; etag: string; context: string }>;
 }
 
 export class RenderCache {
@@ -43,14 +43,17 @@ export class RenderCache {
 type Format = 'dotenv' | 'k8s';
 
 /** D28a: the synthetic context variables; a user-defined variable of the same name wins. */
-function withContext(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
+function contextEntries(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
   const own = new Set(entries.map(([k]) => k));
   const extra: [string, string][] = [
     ['SVCENV_PROJECT', ctx.projectId],
     ['SVCENV_ENV', ctx.env],
     ['SVCENV_PROJECT_NAME', ctx.projectName],
   ];
-  return [...entries, ...extra.filter(([k]) => !own.has(k))];
+  return extra.filter(([k]) => !own.has(k));
+}
+function withContext(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
+  return [...entries, ...contextEntries(entries, ctx)];
 }
 
 /** D28: `<name>-<env>`, the name lower-cased with runs outside [a-z0-9] turned into `-`, cut to 253. */
@@ -97,6 +100,8 @@ async function loadResolved(
 export interface PullResult {
   body: string;
   etag: string;
+  /** The context variables the server added to the body, comma-separated ("" with metadata=false). */
+  context: string;
   contentType: string;
 }
 
@@ -116,12 +121,16 @@ export async function pull(
       if (!r.ok) throw new ReferenceError422(r.code, key, r.message);
       entries.push([key, r.value]);
     }
-    const all = input.metadata
-      ? withContext(entries, { projectId: input.projectId, env: input.env, projectName })
-      : entries;
-    const body = render(input.format, k8sSecretName(projectName, input.env), all);
-    // D29: a strong ETag, the hash of the body.
-    out = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+    const context = input.metadata
+      ? contextEntries(entries, { projectId: input.projectId, env: input.env, projectName })
+      : [];
+    const body = render(input.format, k8sSecretName(projectName, input.env), [...entries, ...context]);
+    // D29: a strong ETag, the hash of the body. `context` names the variables the server added (ADR 0002).
+    out = {
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+      context: context.map(([k]) => k).join(', '),
+    };
     cached.bodies.set(variant, out);
   }
   // Every pull is durably audited before it is answered (group commit, services/audit.ts).
