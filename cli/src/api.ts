@@ -62,7 +62,7 @@ export class Api {
       throw new CliError(
         'NETWORK',
         `cannot reach ${this.baseUrl} (${cause})`,
-        'check --api-url or SVCENV_API_URL, and that the server is running',
+        'check SVCENV_API_URL (or the URL saved by `svcenv login --api-url`), and that the server is running',
       );
     }
     if (!res.ok) throw await apiError(res);

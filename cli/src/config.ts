@@ -144,7 +144,10 @@ export function requireTarget(s: Settings): { project: string; env: string } {
   if (!UUID.test(s.project)) {
     throw new CliError(
       'CONFIG',
-      `project "${s.project}" is not a project id (uuid)`,
+      // An access token pasted into the wrong place is not repeated on the screen (or into a CI log).
+      s.project.startsWith('tok_')
+        ? 'the project is an access token, not a project id (uuid)'
+        : `project "${s.project}" is not a project id (uuid)`,
       'list ids with `svcenv projects`',
     );
   }

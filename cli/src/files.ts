@@ -1,5 +1,6 @@
 /** File writes that hold secrets. */
 import { fs, path } from './builtins.js';
+import { CliError } from './errors.js';
 
 /**
  * Random hex for temporary names and delimiters, from Web Crypto: importing node:crypto costs several
@@ -23,7 +24,13 @@ export function writeSecretFile(file: string, text: string): void {
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw err;
+    // Named by the file the user gave, not by our temporary one beside it.
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new CliError(
+      'FILE',
+      `cannot write ${file} (${code})`,
+      code === 'ENOENT' ? `create the directory ${dirname(file)} first` : undefined,
+    );
   }
 }
 

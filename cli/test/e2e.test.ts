@@ -2,7 +2,7 @@
  * The compiled svcenv against the real server (server/test/harness.ts startServer), as a user runs it.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -119,12 +119,38 @@ describe('login and configuration', () => {
     const r = await runCli(['pull', '--stdout'], { env: { ...env, ...home(), SVCENV_API_URL: url } });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`NETWORK: cannot reach ${url} (ECONNREFUSED)`);
-    expect(r.stderr).toContain('hint: check --api-url or SVCENV_API_URL');
+    expect(r.stderr).toContain('hint: check SVCENV_API_URL');
     expect(r.stdout + r.stderr).not.toContain(writeToken);
   });
 });
 
 describe('pull', () => {
+  it('login rewrites a config file it cannot read (its own hint says to run login)', async () => {
+    const h = home();
+    const dir = join(h.HOME, '.config', 'svcenv');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'config.json'), '{bad');
+    const broken = await runCli(['pull', '--stdout'], { env: { ...h, SVCENV_ENV: 'dev' } });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('run `svcenv login` again');
+    const r = await runCli(['login', '--token', '-', '--api-url', server.url], { env: h, input: `${readToken}\n` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('not valid JSON; it is replaced');
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))).toMatchObject({ apiUrl: server.url });
+  });
+
+  it('names the file the user gave when it cannot be written, and never repeats a token given as a project', async () => {
+    const cwd = tempDir();
+    const r = await runCli(['pull', '--file', 'missing/dir/.env'], { env: { ...env, ...home() }, cwd });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error: cannot write \S*missing\/dir\/\.env \(ENOENT\)\nhint: create the directory \S*missing\/dir first\n$/,
+    );
+    const p = await runCli(['pull', '--stdout', '--project', writeToken], { env: { ...env, ...home() } });
+    expect(p.code).toBe(1);
+    expect(p.stderr).not.toContain(writeToken);
+  });
+
   it('non-interactive with SVCENV_* only: writes .env 0600, fixing the mode of an existing file', async () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, '.env'), 'OLD=1\n', { mode: 0o644 });

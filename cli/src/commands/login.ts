@@ -32,7 +32,16 @@ export const loginCommand: Command = {
     'project, that project becomes the default. Prefer "--token -" so the token stays out of `ps` and shell history.',
   async run(args, ctx) {
     const path = configPath(ctx.env);
-    const existing: ConfigFile = readConfigFile(path);
+    // login is what rewrites a broken config file (every other command's hint says to run it), so an
+    // unreadable one is replaced rather than an error; it is only a hint for the API URL here.
+    let existing: ConfigFile = {};
+    let replaced = '';
+    try {
+      existing = readConfigFile(path);
+    } catch (err) {
+      if (!(err instanceof CliError)) throw err;
+      replaced = `note: ${err.message}; it is replaced\n`;
+    }
     let token = args.flags.token as string | undefined;
     if (token === '-') token = await readStdin();
     token ||= ctx.env.SVCENV_TOKEN || undefined;
@@ -58,6 +67,9 @@ export const loginCommand: Command = {
       note = `default project: ${projects[0].name} (${projects[0].id})\n`;
     }
     writeConfigFile(path, config);
-    return { stdout: `logged in to ${apiUrl}; wrote ${path} (mode 0600)\n${note}` };
+    return {
+      stdout: `logged in to ${apiUrl}; wrote ${path} (mode 0600)\n${note}`,
+      ...(replaced ? { stderr: replaced } : {}),
+    };
   },
 };
