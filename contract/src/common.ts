@@ -34,7 +34,6 @@ export const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), field: z.string() }),
 });
 
-/** Query-string booleans: only the literal words are accepted. */
 /** D36: an audit page size, 1 to 200, written in plain decimal digits (no `1e2`, `0x10` or ` 7`). */
 export const auditLimit = z
   .string()
@@ -42,7 +41,12 @@ export const auditLimit = z
   .transform(Number)
   .pipe(z.number().int().min(1).max(200))
   .default(50);
-/** For POSTs that take no input (rotate, MFA setup, resend, webhook test): nothing, or `{}`; any field is unknown. */
-// Fastify hands a request without a body to the validator as null.
+
+/**
+ * For POSTs that take no input (rotate, MFA setup, resend, webhook test): nothing, or `{}`; any field is
+ * unknown. Nullish because Fastify hands a request without a body to the validator as null.
+ */
 export const emptyBody = z.strictObject({}).nullish();
+
+/** Query-string booleans: only the literal words are accepted. */
 export const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');

@@ -3,15 +3,15 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ReferenceError422 } from '../lib/errors.js';
 
+// Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
+// `constructor.prototype` (refused against prototype poisoning).
+const NOT_JSON = 'request body is not valid JSON, or has a forbidden key (__proto__, constructor)';
+
 /**
  * The one error handler (guide convention 5): AppError → its status and `{error:{code,message,field}}`;
  * schema failures → 400 VALIDATION naming the field; Fastify's own client errors keep their meaning;
  * anything else is a 500 whose body carries only the request id, the details going to the log.
  */
-// Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
-// `constructor.prototype` (refused against prototype poisoning).
-const NOT_JSON = 'request body is not valid JSON, or has a forbidden key (__proto__, constructor)';
-
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ReferenceError422) {
     // Spec rule 4: the pull reference error is flat, `error` being a string.
@@ -38,8 +38,8 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return reply.status(413).send(body('PAYLOAD_TOO_LARGE', 'request body is too large', 'body'));
+    // (No empty-body case: app.ts's JSON parser takes an empty body as none.)
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return reply.status(400).send(body('VALIDATION', NOT_JSON, 'body'));
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -170,10 +170,6 @@ export async function revokeInvite(deps: Deps, principal: Principal, id: string)
   });
 }
 
-/**
- * D17: the caller's email must equal the invited one (else 403); an expired, revoked or used token is 404.
- * The single use is enforced by a conditional update, so two concurrent accepts cannot both succeed.
- */
 /** Ends every pending invite to `email` in the workspace (replaced by a new one, or settled by a direct add). */
 async function closePendingInvites(trx: Db, workspaceId: string, email: string, now: Date): Promise<void> {
   await trx
@@ -186,6 +182,10 @@ async function closePendingInvites(trx: Db, workspaceId: string, email: string, 
     .execute();
 }
 
+/**
+ * D17: the caller's email must equal the invited one (else 403); an expired, revoked or used token is 404.
+ * The single use is enforced by a conditional update, so two concurrent accepts cannot both succeed.
+ */
 export async function acceptInvite(deps: Deps, principal: Principal, token: string) {
   requireUser(principal);
   const now = deps.clock.now();
