@@ -31,3 +31,17 @@ export const sessionResponse = z.object({ user: sessionUser });
 export const switchWorkspaceResponse = z.object({ token: z.string(), workspaceId: uuid, workspaceName: z.string() });
 
 export type SessionUser = z.infer<typeof sessionUser>;
+
+/** D54: asks for a reset link; the answer is the same whether or not the address has an account. */
+export const forgotPasswordBody = z.strictObject({ email });
+export const forgotPasswordResponse = z.object({ sent: z.literal(true) });
+/**
+ * D54: the emailed token, the new password (D8 rules, field `newPassword`) and, when two-factor is on, a
+ * TOTP or backup code, bounded like account.ts's `mfaCode` (repeated: account.ts imports this module, and
+ * the layering check forbids the cycle).
+ */
+export const resetPasswordBody = z.strictObject({
+  token: z.string().min(1).max(256),
+  newPassword: password,
+  code: z.string().trim().min(6, 'must be a 6-digit code or a backup code').max(32).optional(),
+});

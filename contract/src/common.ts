@@ -25,7 +25,7 @@ export const noContent = z.null().describe('No Content');
 
 /** Spec variables rule 4: the pull's reference error is flat, `error` being the code. */
 export const flatReferenceErrorBody = z.object({
-  error: z.enum(['CIRCULAR_REFERENCE', 'REFERENCE_LIMIT']),
+  error: z.enum(['CIRCULAR_REFERENCE', 'REFERENCE_LIMIT', 'REFERENCE_FORBIDDEN']),
   message: z.string(),
   key: z.string(),
 });
@@ -35,6 +35,20 @@ export const errorBody = z.object({
 });
 
 /** D36: an audit page size, 1 to 200, written in plain decimal digits (no `1e2`, `0x10` or ` 7`). */
+/**
+ * D48: a project slug. Never uuid-shaped (D58: a path segment is an id or a slug, never ambiguous): a slug
+ * is 1-63 characters and a uuid 36 with four dashes at fixed places, which the refinement refuses.
+ */
+export const projectSlug = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1-63 lower-case letters, digits or "-", starting with a letter or digit')
+  .refine(
+    (s) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(s),
+    'must not look like a uuid',
+  );
+/** D58: a project named in a path, by id or by slug. */
+export const projectRef = z.union([uuid, projectSlug]);
+
 export const auditLimit = z
   .string()
   .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 200')

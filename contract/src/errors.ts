@@ -8,14 +8,27 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   /** D15: a plan limit; `field` names the limit. */
   PLAN_LIMIT: 403,
+  /** D47: a direct write to an environment that requires approval; open a change request instead. */
+  APPROVAL_REQUIRED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  /** D46: `If-Match: "rev:<n>"` on a write, and the environment is no longer at revision n; field `revision`. */
+  PRECONDITION_FAILED: 412,
   PAYLOAD_TOO_LARGE: 413,
   CIRCULAR_REFERENCE: 422,
   /** D25: a reference chain over 64 links or a resolved value over 1 MiB. */
   REFERENCE_LIMIT: 422,
+  /** D49: a reference names an environment the reader may not read, or one that does not exist (not told apart). */
+  REFERENCE_FORBIDDEN: 422,
+  /** D55: a value the requested format cannot carry (a line break in `docker`); `field` names the key. */
+  FORMAT_UNSUPPORTED: 422,
   RATE_LIMIT: 429,
   SERVER: 500,
+  /**
+   * A stored value that does not decrypt with its project key (tampered with, or copied from another row):
+   * pull and export fail naming the key in `field`; listings mark that variable instead (`valueError`).
+   */
+  DECRYPT_FAILED: 500,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -25,9 +38,9 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; field: string };
 }
 
-/** Spec rule 4 of variables: the pull reference error is flat, `error` being a string. */
+/** Spec variables rule 4: the pull reference error is flat, `error` being a string. */
 export interface FlatReferenceErrorBody {
-  error: 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT';
+  error: 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT' | 'REFERENCE_FORBIDDEN';
   message: string;
   key: string;
 }

@@ -1,8 +1,10 @@
 /** The wire contract shared by the server, the CLI and the dashboard. */
 export * from './account.js';
 export * from './auth.js';
+export * from './change-requests.js';
 export * from './cli-releases.js';
 export * from './common.js';
+export * from './constants.js';
 export * from './dotenv.js';
 export * from './dotenv-parse.js';
 export * from './errors.js';

@@ -47,5 +47,19 @@ export const rotateTokenResponse = z.object({
   envs: z.array(z.string()),
 });
 export const tokenParams = z.strictObject({ id: uuid });
+/**
+ * D58: `GET /v1/auth/token`, an access token describing itself (for `svcenv whoami`): never the token,
+ * only what the dashboard's token list shows of it.
+ */
+export const tokenSelfResponse = z.object({
+  id: uuid,
+  name: z.string(),
+  tokenPrefix: z.string(),
+  scope: tokenScope,
+  envs: z.array(z.string()),
+  projectId: uuid.nullable(),
+  expiresAt: timestamp.nullable(),
+});
 
 export type AccessToken = z.infer<typeof accessToken>;
+export type TokenSelf = z.infer<typeof tokenSelfResponse>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envName, queryBool, timestamp, varKey, varType, varValue } from './common.js';
+import { auditLimit, envName, queryBool, timestamp, varKey, varType, varValue } from './common.js';
 
 export const variable = z.object({
   key: z.string(),
@@ -9,6 +9,8 @@ export const variable = z.object({
   expiresAt: timestamp.nullable(),
   resolvedValue: z.string().optional(),
   resolveError: z.string().optional(),
+  /** Present when the stored value cannot be decrypted; `value` is then "" (an admin repairs it by restore or PUT). */
+  valueError: z.literal('DECRYPT_FAILED').optional(),
 });
 export const listVarsQuery = z.strictObject({ reveal: queryBool.optional() });
 export const listVarsResponse = z.object({ vars: z.array(variable) });
@@ -57,12 +59,31 @@ export const historyResponse = z.object({ history: z.array(historyEntry) });
 export const restoreBody = z.strictObject({ versionId: z.number().int().positive() });
 export const restoreResponse = z.object({ key: z.string(), value: z.string(), type: varType, updatedAt: timestamp });
 
+/** D28, D55: the renderings of pull and export (docs/formats.md says which reader wants which). */
+export const OUTPUT_FORMATS = ['dotenv', 'k8s', 'json', 'shell', 'docker'] as const;
+export const outputFormat = z.enum(OUTPUT_FORMATS);
+export type OutputFormat = z.infer<typeof outputFormat>;
+
+/** D44: a listing or pull at revision N (the state right after it). */
+export const revisionParam = z
+  .string()
+  .regex(/^[0-9]{1,15}$/, 'must be a revision number')
+  .transform(Number);
 export const pullQuery = z.strictObject({
   metadata: queryBool.optional(),
-  format: z.enum(['dotenv', 'k8s']).optional(),
+  format: outputFormat.optional(),
+  /** D43: with a matching If-None-Match, hold the answer up to this many seconds until the body changes. */
+  wait: z
+    .string()
+    .regex(/^[0-9]{1,2}$/, 'must be a whole number of seconds from 1 to 60')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(60))
+    .optional(),
+  /** D44: the state right after this revision (references into other environments at their current state). */
+  revision: revisionParam.optional(),
 });
 export const exportQuery = z.strictObject({
-  format: z.enum(['dotenv', 'k8s']).optional(),
+  format: outputFormat.optional(),
   reveal: queryBool.optional(),
   metadata: queryBool.optional(),
 });
@@ -70,3 +91,27 @@ export const exportQuery = z.strictObject({
 export type Variable = z.infer<typeof variable>;
 export type HistoryEntry = z.infer<typeof historyEntry>;
 export { envName };
+
+/** D44: one committed change to an environment's variables. `actor` as in webhooks (D34). */
+export const revision = z.object({
+  revision: z.number().int(),
+  createdAt: timestamp,
+  actor: z.string(),
+  action: z.string(),
+  created: z.array(z.string()),
+  updated: z.array(z.string()),
+  deleted: z.array(z.string()),
+});
+export const revisionsQuery = z.strictObject({ limit: auditLimit, cursor: z.string().max(200).optional() });
+/** Newest first; `nextCursor` is "" on the last page, as for the audit log. */
+export const revisionsResponse = z.object({ revisions: z.array(revision), nextCursor: z.string() });
+export const listVarsAtQuery = z.strictObject({ reveal: queryBool.optional(), revision: revisionParam.optional() });
+/** D45 */
+export const rollbackBody = z.strictObject({ revision: z.number().int().min(0) });
+export const rollbackResponse = z.object({
+  revision: z.number().int(),
+  created: z.array(z.string()),
+  updated: z.array(z.string()),
+  deleted: z.array(z.string()),
+});
+export type Revision = z.infer<typeof revision>;

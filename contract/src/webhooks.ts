@@ -1,15 +1,7 @@
 import { z } from 'zod';
 import { timestamp, uuid } from './common.js';
+import { WEBHOOK_EVENTS } from './constants.js';
 
-/** Spec "Events": the event kinds a webhook can subscribe to. */
-export const WEBHOOK_EVENTS = [
-  'var.update',
-  'var.delete',
-  'var.restore',
-  'vars.bulk_upsert',
-  'vars.bulk_delete',
-  'vars.pull',
-] as const;
 export const webhookEvent = z.enum(WEBHOOK_EVENTS);
 export type WebhookEvent = z.infer<typeof webhookEvent>;
 /** Sent only by `POST /v1/workspace/webhooks/:id/test` (D35); not subscribable. */

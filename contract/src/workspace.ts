@@ -30,7 +30,15 @@ export const updateMemberBody = z.strictObject({ wsRole });
 
 export const inviteBody = z.strictObject({ email, wsRole: wsRole.default('Member') });
 export const inviteAddedResponse = z.object({ userId: uuid, name: z.string(), wsRole });
-export const inviteSentResponse = z.object({ invited: z.literal(true), email: z.string() });
+/**
+ * `inviteUrl` only when the server cannot send email (no SMTP_URL, D3): the link then went to the log alone,
+ * so the inviting Owner gets it to hand over (docs/decisions/0012-invite-link.md). With SMTP it is never here.
+ */
+export const inviteSentResponse = z.object({
+  invited: z.literal(true),
+  email: z.string(),
+  inviteUrl: z.string().optional(),
+});
 export const pendingInvite = z.object({
   id: uuid,
   email: z.string(),
@@ -41,6 +49,10 @@ export const pendingInvite = z.object({
 });
 export const invitesResponse = z.object({ invites: z.array(pendingInvite) });
 export const inviteParams = z.strictObject({ id: uuid });
+
+/** The invite page's greeting: who invited whom to which workspace; a live token only (else 404). */
+export const inviteInfoQuery = z.strictObject({ token: z.string().min(1).max(200) });
+export const inviteInfoResponse = z.object({ workspaceName: z.string(), inviterName: z.string(), email: z.string() });
 
 export const acceptInviteBody = z.strictObject({ token: z.string().min(1).max(200) });
 export const acceptInviteResponse = z.object({

@@ -1,0 +1,30 @@
+/**
+ * Plain constants of the wire contract, without zod: the CLI imports this module on its cold path
+ * (ADR 0001-cli), the server and the dashboard through the package index.
+ */
+
+/** What a masked value reads as in listings, history and exports (spec variables rule 1, D26, D27). */
+export const MASK = '***';
+
+/**
+ * D28a: the context variables a pull or export appends (unless `metadata=false`), in this order. They are
+ * never stored, and a user variable of the same name wins.
+ */
+export const CONTEXT_KEYS = ['SVCENV_PROJECT', 'SVCENV_ENV', 'SVCENV_PROJECT_NAME'] as const;
+export type ContextKey = (typeof CONTEXT_KEYS)[number];
+
+/**
+ * Spec "Events", D45 and D47: the event kinds a webhook can subscribe to, in the order the dashboard lists them.
+ * Here, without zod, so that the dashboard imports the one list.
+ */
+export const WEBHOOK_EVENTS = [
+  'var.update',
+  'var.delete',
+  'var.restore',
+  'vars.bulk_upsert',
+  'vars.bulk_delete',
+  'vars.pull',
+  'env.rollback',
+  'change_request.open',
+  'change_request.apply',
+] as const;
