@@ -2,22 +2,35 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import * as c from '@svcenv/contract';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Config } from './config.js';
+import { type Config, isTrustedProxy, proxyList } from './config.js';
 import type { DbHandle } from './db/index.js';
-import { body, clientErrorHandler, errorHandler, frameworkErrorHandler, SECURITY_HEADERS } from './http/errors.js';
+import {
+  body,
+  clientErrorHandler,
+  errorHandler,
+  frameworkErrorHandler,
+  SECURITY_HEADERS,
+  unmetExpectationHandler,
+} from './http/errors.js';
+import { sessionCookieCredential, setSessionCookie } from './http/session-cookie.js';
 import { EMAIL_JOB, emailJob } from './jobs/email.js';
 import { registerEventJobs } from './jobs/events.js';
 import { JobQueue } from './jobs/queue.js';
 import type { Clock } from './lib/clock.js';
-import { deriveKey, ProjectKeyring } from './lib/crypto.js';
+import { deriveKey, ProjectKeyring, safeEqual } from './lib/crypto.js';
+import { validation } from './lib/errors.js';
 import { logMailer, smtpMailer } from './lib/mail.js';
+import { Metrics } from './lib/metrics.js';
 import type { Resolver } from './lib/net-guard.js';
 import { RateLimiter, RedisLimitStore } from './lib/rate-limit.js';
+import { loggablePath } from './lib/redact.js';
 import { authRoutes } from './routes/auth.js';
+import { changeRequestRoutes } from './routes/change-requests.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
@@ -30,18 +43,24 @@ import { webRoutes } from './routes/web.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workspaceRoutes } from './routes/workspace.js';
 import { AuditBatcher } from './services/audit.js';
-import { type AuthMode, authenticate, authnQueries, JwtCodec, VerifiedTokenCache } from './services/authn.js';
+import { type AuthMode, authenticate, authnQueries, bearer, JwtCodec, VerifiedTokenCache } from './services/authn.js';
+import type { Ctx } from './services/context.js';
 import type { Deps } from './services/deps.js';
-import type { Principal } from './services/principal.js';
+import { projectIdOf } from './services/project-ref.js';
 import { RenderCache } from './services/pull.js';
+import { bindLegacyValues } from './services/value-binding.js';
+import { EnvWatch } from './services/watch.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Which credential the route accepts; routes without it are public. */
     auth?: AuthMode;
+    /** The answer carries a session JWT (`token`): it is also set as the dashboard's session cookie. */
+    issuesSession?: boolean;
   }
   interface FastifyRequest {
-    principal: Principal;
+    /** The caller of a route with `config.auth` (services/context.ts); routes without it have none. */
+    ctx: Ctx;
   }
 }
 
@@ -69,7 +88,7 @@ export interface AppOptions {
  */
 const BODY_LIMIT = 16 * 1024 * 1024;
 
-export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
+export function buildDeps(opts: AppOptions, log: FastifyBaseLogger, metrics: Metrics | null = null): Deps {
   const { db } = opts.db;
   const jobs = new JobQueue({
     db,
@@ -95,8 +114,19 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger): Deps {
     dialect: opts.db.dialect,
     clock: opts.clock,
     keyring: new ProjectKeyring(opts.masterKey),
-    auditBatcher: new AuditBatcher((rows) => opts.db.insertAuditRows(rows), opts.db.dialect === 'sqlite' ? 1 : 4),
+    auditBatcher: new AuditBatcher(
+      metrics ? metrics.timeAuditCommits(opts.db.insertAuditRows) : (rows) => opts.db.insertAuditRows(rows),
+      opts.db.dialect === 'sqlite' ? 1 : 4,
+    ),
     renderCache: new RenderCache(),
+    watch: new EnvWatch({
+      db,
+      dialect: opts.db.dialect,
+      databaseUrl: opts.config.DATABASE_URL,
+      log,
+      maxHeld: opts.config.LONGPOLL_MAX_HELD,
+      maxPerToken: opts.config.LONGPOLL_MAX_PER_TOKEN,
+    }),
     jobs,
     webhooks,
     limiter: new RateLimiter(
@@ -153,24 +183,49 @@ const documentRoute: typeof jsonSchemaTransform = (input) => {
   return out;
 };
 
-export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance; deps: Deps }> {
+/** The dotted path of the first string or key holding a NUL character, or null. */
+function pathOfNul(value: unknown, path: string[]): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? path.join('.') : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return path.join('.');
+    const found = pathOfNul(v, [...path, k]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
+ * D4/D14: trust exactly one hop, the TLS-terminating proxy we are connected to: with TRUSTED_PROXIES only
+ * when the peer is one of those addresses, else whoever the peer is.
+ */
+function trustFirstHop(trusted: string | undefined): (address: string, hop: number) => boolean {
+  if (!trusted) return (_address, hop) => hop === 0;
+  const list = proxyList(trusted);
+  return (address, hop) => hop === 0 && isTrustedProxy(list, address);
+}
+
+export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance; deps: Deps; drain: () => void }> {
   const { config } = opts;
   const https = config.TLS_CERT_FILE
     ? {
         cert: readFileSync(config.TLS_CERT_FILE),
         key: readFileSync(config.TLS_KEY_FILE!),
         minVersion: 'TLSv1.2' as const,
+        requireHostHeader: false,
       }
     : null;
 
   const app = Fastify({
-    ...(https ? { https } : {}),
+    // Node would refuse an HTTP/1.1 request without Host itself, with an empty body and none of our headers;
+    // the onRequest hook below refuses it in our shape instead.
+    ...(https ? { https } : { http: { requireHostHeader: false } }),
     logger: {
       level: config.LOG_LEVEL,
       ...(opts.logStream ? { stream: opts.logStream } : {}),
       // Requests are logged without bodies, headers or query strings (which could carry values or tokens).
       serializers: {
-        req: (req) => ({ method: req.method, path: req.url.split('?')[0], remoteAddress: req.ip }),
+        req: (req) => ({ method: req.method, path: loggablePath(req.url), remoteAddress: req.ip }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
     },
@@ -180,7 +235,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     // D4/D14: trust exactly one hop, the TLS-terminating proxy we are connected to, so the client address is
     // the X-Forwarded-For entry that proxy appended; `true` would take the left-most entry, which the client
     // writes itself and could change on every request to escape the login rate limit.
-    trustProxy: config.TRUST_PROXY ? (_address: string, hop: number) => hop === 0 : false,
+    trustProxy: config.TRUST_PROXY ? trustFirstHop(config.TRUSTED_PROXIES) : false,
     bodyLimit: BODY_LIMIT,
     // Requests that arrive while the server drains get a 503 from the onRequest hook below, in our shape.
     return503OnClosing: false,
@@ -189,8 +244,17 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     clientErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   }) as unknown as FastifyInstance;
-  const deps = buildDeps(opts, app.log);
+  app.server.on('checkExpectation', unmetExpectationHandler);
+  // Before the hooks below, which read the session cookie (issue 18: a dashboard session in every tab).
+  await app.register(fastifyCookie);
+  const metrics = config.METRICS_TOKEN ? new Metrics(opts.db.db) : null;
+  const deps = buildDeps(opts, app.log, metrics);
+  const rebound = await bindLegacyValues(deps);
+  if (rebound > 0) app.log.info({ values: rebound }, 'values re-sealed with their role bound (one-time upgrade)');
   app.addHook('onClose', () => deps.limiter.close());
+  await deps.watch.start();
+  app.addHook('onClose', () => deps.watch.stop());
+  metrics?.trackHeldPulls(() => deps.watch.size);
   await deps.limiter.ready();
 
   // An empty body sent with `Content-Type: application/json` (some HTTP clients add the header to every
@@ -199,23 +263,42 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   // which refuses `__proto__` and `constructor.prototype` keys.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) =>
-    text === '' ? done(null, null) : parseJson(request, text as string, done),
-  );
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    if (text === '') return done(null, null);
+    parseJson(request, text as string, (err, parsed) => {
+      // A NUL (`\u0000`) can be neither stored in a PostgreSQL text column nor passed in an environment
+      // variable: refused in every field, on every database, before any route sees it. The walk runs only
+      // when the text holds the escape at all.
+      const nulAt = !err && (text as string).includes('\\u0000') ? pathOfNul(parsed, []) : null;
+      if (nulAt !== null) return done(validation(nulAt || 'body', 'text may not contain a NUL character'), undefined);
+      done(err, parsed);
+    });
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((req, reply) =>
-    reply.status(404).send(body('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
+    reply.status(404).send(body('NOT_FOUND', `no route for ${req.method} ${loggablePath(req.url)}`)),
   );
 
+  // Draining (main.ts, SIGTERM): every request, on a new or a kept-alive connection, is answered 503 with
+  // `Connection: close` from here on, /readyz included (D52).
   let closing = false;
-  app.addHook('preClose', (done) => {
+  const drain = () => {
     closing = true;
+    // D43: held pulls are answered now (304 unless their body changed).
+    deps.watch.drain();
+  };
+  app.addHook('preClose', (done) => {
+    drain();
     done();
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('connection', 'close');
+      return reply.status(400).send(body('VALIDATION', 'the Host header is required', 'host'));
+    }
     if (closing) {
       // A keep-alive client must not hold a draining server open; the load balancer retries elsewhere.
       reply.header('connection', 'close');
@@ -223,10 +306,23 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     }
     const mode = request.routeOptions.config.auth;
     if (mode && mode !== 'none') {
-      request.principal = await authenticate(deps.authn, request.headers.authorization, mode);
+      const header = request.headers.authorization ?? sessionCookieCredential(request, mode);
+      const { principal, epoch } = await authenticate(deps.authn, header, mode);
+      request.ctx = { deps, principal, epoch };
     }
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // D58: every /v1/projects/:id... route also takes the project's slug; it is turned into the id here, before
+  // validation, so routes, services, audit rows and webhook payloads only ever see ids.
+  app.addHook('preValidation', async (request) => {
+    const params = request.params as { id?: unknown } | undefined;
+    if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith('/v1/projects/:id')) return;
+    if (request.ctx) params.id = await projectIdOf(request.ctx, params.id);
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.config?.issuesSession && reply.statusCode < 300 && typeof payload === 'string') {
+      const token = (JSON.parse(payload) as { token?: unknown }).token;
+      if (typeof token === 'string') setSessionCookie(reply, token, !!https || config.TRUST_PROXY);
+    }
     reply.headers(SECURITY_HEADERS);
     if (https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     // Anything may carry values or tokens, so nothing is cached unless its route says otherwise (the
@@ -238,12 +334,13 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     request.log.info(
       {
         method: request.method,
-        path: request.url.split('?')[0],
+        path: loggablePath(request.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
       },
       'request',
     );
+    metrics?.observe(request.routeOptions.url, request.method, reply.statusCode, reply.elapsedTime / 1000);
   });
 
   await app.register(fastifySwagger, {
@@ -258,14 +355,15 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
 
   await app.register(healthRoutes, { deps });
   await app.register(authRoutes, { deps, prefix: '/v1' });
-  await app.register(meRoutes, { deps, prefix: '/v1' });
-  await app.register(projectRoutes, { deps, prefix: '/v1' });
-  await app.register(variableRoutes, { deps, prefix: '/v1' });
-  await app.register(pullRoutes, { deps, prefix: '/v1' });
-  await app.register(tokenRoutes, { deps, prefix: '/v1' });
-  await app.register(webhookRoutes, { deps, prefix: '/v1' });
-  await app.register(workspaceRoutes, { deps, prefix: '/v1' });
-  await app.register(projectMemberRoutes, { deps, prefix: '/v1' });
+  await app.register(meRoutes, { prefix: '/v1' });
+  await app.register(projectRoutes, { prefix: '/v1' });
+  await app.register(variableRoutes, { prefix: '/v1' });
+  await app.register(changeRequestRoutes, { prefix: '/v1' });
+  await app.register(pullRoutes, { prefix: '/v1' });
+  await app.register(tokenRoutes, { prefix: '/v1' });
+  await app.register(webhookRoutes, { prefix: '/v1' });
+  await app.register(workspaceRoutes, { prefix: '/v1' });
+  await app.register(projectMemberRoutes, { prefix: '/v1' });
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
   await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });
   if (config.BENCH_FLOOR_ROUTE) {
@@ -275,6 +373,19 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
     );
   }
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  {
+    const expected = config.METRICS_TOKEN;
+    // D52: an operator's scrape endpoint, outside the API (not in the OpenAPI document, no user credential).
+    // Without METRICS_TOKEN it answers 404 itself, so the dashboard's catch-all route does not serve it a page.
+    app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
+      if (!metrics || !expected) return reply.status(404).send(body('NOT_FOUND', 'no route for GET /metrics'));
+      const given = bearer(req.headers.authorization);
+      if (!given || !safeEqual(given, expected)) {
+        return reply.status(401).send(body('UNAUTHORIZED', 'metrics need Authorization: Bearer <METRICS_TOKEN>'));
+      }
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    });
+  }
   await app.register(webRoutes, { distDir: join(repoRoot, 'web', 'dist') }); // the dashboard (issue 7)
-  return { app, deps };
+  return { app, deps, drain };
 }

@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -47,12 +48,33 @@ const configSchema = z.object({
    * (the one that proxy appended), which the login rate limit counts (D14).
    */
   TRUST_PROXY: booleanFlag,
+  /**
+   * With TRUST_PROXY: the addresses (or CIDR ranges) of the proxies, comma-separated, e.g.
+   * `127.0.0.1,10.0.0.0/8`. X-Forwarded-For is then believed only from them, so a client that reaches the
+   * server's port directly cannot name another address (D14). Unset: any peer is taken for the proxy, which
+   * is safe only when the port is reachable from the proxy alone (docs/deploy/README.md).
+   */
+  TRUSTED_PROXIES: z.string().optional(),
   /** D5: allow webhooks to loopback and private addresses. */
   WEBHOOK_ALLOW_PRIVATE: booleanFlag,
   /** D15: plan of new workspaces. */
   DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
   /** Benchmarks only: serves GET /bench/floor, a constant 2 KB text, as the floor to compare routes with. */
   BENCH_FLOOR_ROUTE: booleanFlag,
+  /**
+   * After SIGTERM, how long the server keeps its open connections, answering each request on them 503 with
+   * `Connection: close`, before it closes the idle ones: a keep-alive client then learns of the stop from
+   * an answer, not from a reset. In-flight requests always finish.
+   */
+  DRAIN_GRACE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /**
+   * D52: enables `GET /metrics` (Prometheus text) for requests presenting `Authorization: Bearer <token>`;
+   * unset, the route does not exist (404). At least 16 characters: it guards operational data.
+   */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** D43: at most this many pulls held (long-poll) per instance, and per access token; beyond, they answer at once. */
+  LONGPOLL_MAX_HELD: z.coerce.number().int().min(0).max(1_000_000).default(20_000),
+  LONGPOLL_MAX_PER_TOKEN: z.coerce.number().int().min(0).max(100_000).default(100),
   /** Log level of the structured JSON log. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -67,6 +89,14 @@ function crossChecks(c: Record<string, string | undefined>): string[] {
     problems.push('MASTER_KEY: must be base64 of exactly 32 bytes');
   }
   const trustProxy = c.TRUST_PROXY === 'true' || c.TRUST_PROXY === '1';
+  if (c.TRUSTED_PROXIES !== undefined) {
+    if (!trustProxy) problems.push('TRUSTED_PROXIES: only with TRUST_PROXY=true');
+    try {
+      proxyList(c.TRUSTED_PROXIES);
+    } catch (e) {
+      problems.push(`TRUSTED_PROXIES: ${(e as Error).message}`);
+    }
+  }
   if (!c.TLS_CERT_FILE && !trustProxy && !isLoopback(c.HOST ?? '127.0.0.1')) {
     problems.push(
       'HOST: plain HTTP is only served on a loopback address; set TLS_CERT_FILE/TLS_KEY_FILE or TRUST_PROXY=true (D4)',
@@ -76,6 +106,34 @@ function crossChecks(c: Record<string, string | undefined>): string[] {
 }
 
 export type Config = z.infer<typeof configSchema> & { publicUrl: string };
+
+/** TRUSTED_PROXIES as a BlockList of addresses and CIDR ranges; throws on an entry that is neither. */
+export function proxyList(raw: string): BlockList {
+  const list = new BlockList();
+  for (const entry of raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const [address, bits] = entry.split('/') as [string, string | undefined];
+    const family = isIP(address);
+    if (family === 0) throw new Error(`"${entry}" is not an IP address or CIDR range`);
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (bits === undefined) list.addAddress(address, type);
+    else {
+      const prefix = Number(bits);
+      if (!/^\d{1,3}$/.test(bits) || prefix > (family === 4 ? 32 : 128)) throw new Error(`"${entry}" has a bad prefix`);
+      list.addSubnet(address, prefix, type);
+    }
+  }
+  return list;
+}
+
+/** Whether a socket's peer address is in the list (an IPv4-mapped IPv6 address counts as its IPv4 form). */
+export function isTrustedProxy(list: BlockList, peer: string): boolean {
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(peer)?.[1];
+  if (v4) return list.check(v4, 'ipv4');
+  return isIP(peer) === 6 ? list.check(peer, 'ipv6') : list.check(peer, 'ipv4');
+}
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);

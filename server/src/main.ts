@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   });
   const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
   await migrate(db);
-  const { app, deps } = await buildApp({ config, db, clock: systemClock, masterKey: master.key });
+  const { app, deps, drain } = await buildApp({ config, db, clock: systemClock, masterKey: master.key });
   if (master.source === 'file') {
     // D1: one warning, never the key itself.
     app.log.warn(
@@ -37,9 +37,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    // Stop accepting, let in-flight requests finish, flush audit rows, then close the database.
-    // In-flight requests finish first. A keep-alive connection that goes idle only after close() began
-    // would otherwise hold the server open until its keep-alive timeout (72 s), so close those as they idle.
+    // First a grace period in which every request, on any connection, is answered 503 with `Connection:
+    // close`: a keep-alive client is told of the stop by an answer instead of finding its connection reset
+    // (closing an idle keep-alive connection races with the client's next request on it).
+    drain();
+    await new Promise((resolve) => setTimeout(resolve, config.DRAIN_GRACE_MS));
+    // Then stop accepting, let in-flight requests finish, flush audit rows, and close the database. A
+    // keep-alive connection that goes idle only after close() began would otherwise hold the server open
+    // until its keep-alive timeout (72 s), so those are closed as they idle.
     const idle = setInterval(() => app.server.closeIdleConnections(), 50);
     await app.close();
     clearInterval(idle);

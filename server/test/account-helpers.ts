@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Secret, TOTP } from 'otpauth';
+import type { z } from 'zod';
 import type { Client } from './harness.js';
 
 /** Helpers of the account-security suites (issue 4). */
@@ -27,8 +28,18 @@ export function freshIp(): string {
   return `198.51.${100 + ((n >> 8) & 15)}.${n & 255}`;
 }
 
-export async function loginFrom(c: Client, email: string, password: string, ip = freshIp()) {
-  return c.request('POST', '/v1/auth/login', { body: { email, password }, headers: { 'x-forwarded-for': ip } });
+/** A login from a fresh address; `schema` is the answer expected (harness `loginSession` or `loginChallenge`). */
+export async function loginFrom<S extends z.ZodType = z.ZodUnknown>(
+  c: Client,
+  email: string,
+  password: string,
+  schema?: S,
+) {
+  return c.request('POST', '/v1/auth/login', {
+    body: { email, password },
+    headers: { 'x-forwarded-for': freshIp() },
+    ...(schema ? { schema } : {}),
+  });
 }
 
 /**

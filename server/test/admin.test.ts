@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { billing, workspace } from '@svcenv/contract';
 import { describe, expect, it } from 'vitest';
+import { openDb } from '../src/db/index.js';
 import { createProject, createToken, freshPgSchema, repoRoot, signupUser, startServer, upsert } from './harness.js';
 
 function admin(args: string[], env: Record<string, string>) {
@@ -30,12 +32,12 @@ describe('admin commands (server/src/admin.ts)', () => {
     const srv = await startServer({ dataDir, env: st.env });
     try {
       const { jwt } = await signupUser(srv, 'Plan');
-      const ws = (await srv.request('GET', '/v1/workspace', { token: jwt })).body;
+      const ws = (await srv.request('GET', '/v1/workspace', { token: jwt, schema: workspace })).body;
       const res = admin(['set-plan', ws.slug, 'team'], { DATA_DIR: dataDir, ...st.env });
       expect(res.stderr).toBe('');
       expect(res.status).toBe(0);
-      const billing = (await srv.request('GET', '/v1/workspace/billing', { token: jwt })).body;
-      expect(billing).toMatchObject({ plan: 'team', limits: { projects: 20, members: 25, envsPerProject: 10 } });
+      const plan = await srv.request('GET', '/v1/workspace/billing', { token: jwt, schema: billing });
+      expect(plan.body).toMatchObject({ plan: 'team', limits: { projects: 20, members: 25, envsPerProject: 10 } });
       expect(admin(['set-plan', ws.slug, 'platinum'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
       expect(admin(['set-plan', 'no-such-workspace', 'team'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
     } finally {
@@ -76,5 +78,88 @@ describe('admin commands (server/src/admin.ts)', () => {
       await st.drop();
     }
     expect(admin(['rewrap-keys'], { DATA_DIR: dataDir, NEW_MASTER_KEY: 'short', ...st.env }).status).toBe(1);
+  });
+
+  it('backs up the embedded database while the server runs; the copy restores every value (D53)', async () => {
+    const st = await storage();
+    if (st.env.DATABASE_URL) {
+      const res = admin(['backup', join(tmpdir(), 'never.db')], { DATA_DIR: tmpdir(), ...st.env });
+      expect(res.status).toBe(1);
+      expect(res.stderr).toContain('pg_dump');
+      await st.drop();
+      return;
+    }
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-backup-'));
+    const srv = await startServer({ dataDir });
+    const { jwt } = await signupUser(srv, 'Backup');
+    const p = await createProject(srv, jwt);
+    await upsert(srv, jwt, p.id, ['dev'], [{ key: 'KEPT', value: 'in-the-copy', type: 'secret' }]);
+    const { token } = await createToken(srv, jwt);
+    const copy = join(mkdtempSync(join(tmpdir(), 'svcenv-backup-out-')), 'svcenv-backup.db');
+    // Writes go on while the copy is made.
+    const writing = upsert(srv, jwt, p.id, ['dev'], [{ key: 'DURING', value: 'x', type: 'plain' }]);
+    const res = admin(['backup', copy], { DATA_DIR: dataDir });
+    await writing;
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(0);
+    expect(statSync(copy).mode & 0o777).toBe(0o600);
+    await srv.stop();
+    // Restore: a new DATA_DIR with the copy as svcenv.db and the same master key file.
+    const restored = mkdtempSync(join(tmpdir(), 'svcenv-restored-'));
+    copyFileSync(copy, join(restored, 'svcenv.db'));
+    copyFileSync(join(dataDir, 'master.key'), join(restored, 'master.key'));
+    const again = await startServer({ dataDir: restored });
+    try {
+      const pulled = await again.request('GET', `/v1/projects/${p.id}/envs/dev/pull?metadata=false`, { token });
+      expect(pulled.status).toBe(200);
+      expect(pulled.text).toContain('KEPT=in-the-copy\n');
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('verifies every stored value and names what cannot be decrypted, never a value (D53)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-verify-'));
+    const st = await storage();
+    const srv = await startServer({ dataDir, env: st.env });
+    const { jwt } = await signupUser(srv, 'Verify');
+    const p = await createProject(srv, jwt);
+    await upsert(
+      srv,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'GOOD', value: 'fine-value', type: 'secret' },
+        { key: 'DAMAGED', value: 'damaged-value', type: 'secret' },
+      ],
+    );
+    await srv.stop();
+    try {
+      const ok = admin(['verify'], { DATA_DIR: dataDir, ...st.env });
+      expect(ok.stderr).toBe('');
+      expect(ok.stdout).toBe('checked 2 values and 2 history entries: 0 failed\n');
+      expect(ok.status).toBe(0);
+      // Someone copies one row's ciphertext over another's.
+      const db = openDb({ dataDir, databaseUrl: st.env.DATABASE_URL });
+      const good = await db.db
+        .selectFrom('variables')
+        .select('value_sealed')
+        .where('key', '=', 'GOOD')
+        .executeTakeFirstOrThrow();
+      await db.db
+        .updateTable('variables')
+        .set({ value_sealed: good.value_sealed })
+        .where('key', '=', 'DAMAGED')
+        .execute();
+      await db.close();
+      const bad = admin(['verify'], { DATA_DIR: dataDir, ...st.env });
+      expect(bad.status).toBe(1);
+      expect(bad.stdout).toContain('checked 2 values and 2 history entries: 1 failed');
+      expect(bad.stdout).toContain(`cannot decrypt value ${p.id}/dev/DAMAGED`);
+      expect(bad.stdout + bad.stderr).not.toMatch(/fine-value|damaged-value/);
+    } finally {
+      await st.drop();
+    }
   });
 });

@@ -1,7 +1,8 @@
+import { sessionResponse, switchWorkspaceResponse } from '@svcenv/contract';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
-import { createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
+import { createToken, dialectName, loginSession, signupUser, startApp, type TestApp } from './harness.js';
 
 describe(`identity and sessions (${dialectName})`, () => {
   let app: TestApp;
@@ -14,7 +15,7 @@ describe(`identity and sessions (${dialectName})`, () => {
   it('signs up, creating a workspace the user owns (D7)', async () => {
     const { jwt, user } = await signupUser(app, 'Grace');
     expect(jwt.startsWith('eyJ')).toBe(true);
-    const s = await app.request('GET', '/v1/auth/session', { token: jwt });
+    const s = await app.request('GET', '/v1/auth/session', { token: jwt, schema: sessionResponse });
     expect(s.status).toBe(200);
     expect(s.body.user).toMatchObject({
       id: user.id,
@@ -38,7 +39,7 @@ describe(`identity and sessions (${dialectName})`, () => {
       body: { name: 'X', email: email.toUpperCase(), password: 'password123' },
     });
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ error: { code: 'CONFLICT', message: expect.any(String), field: 'email' } });
+    expect(res.error).toEqual({ code: 'CONFLICT', message: expect.any(String), field: 'email' });
   });
 
   it.each([
@@ -49,7 +50,7 @@ describe(`identity and sessions (${dialectName})`, () => {
       body: { name: 'X', email: `p${Date.now()}@x.test`, password },
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'VALIDATION', field: 'password' });
+    expect(res.error).toMatchObject({ code: 'VALIDATION', field: 'password' });
   });
 
   it('stores passwords with argon2id, never in plaintext (D8)', async () => {
@@ -65,7 +66,10 @@ describe(`identity and sessions (${dialectName})`, () => {
 
   it('logs in; a wrong password and an unknown email give the same 401 (D8)', async () => {
     const { email, password, user } = await signupUser(app);
-    const ok = await app.request('POST', '/v1/auth/login', { body: { email: email.toUpperCase(), password } });
+    const ok = await app.request('POST', '/v1/auth/login', {
+      body: { email: email.toUpperCase(), password },
+      schema: loginSession,
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.user.id).toBe(user.id);
     expect(ok.body.token.startsWith('eyJ')).toBe(true);
@@ -73,8 +77,8 @@ describe(`identity and sessions (${dialectName})`, () => {
     const unknown = await app.request('POST', '/v1/auth/login', { body: { email: `nobody-${email}`, password } });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
-    expect(wrong.body).toEqual(unknown.body);
-    expect(wrong.body.error.code).toBe('UNAUTHORIZED');
+    expect(wrong.error).toEqual(unknown.error);
+    expect(wrong.error.code).toBe('UNAUTHORIZED');
   });
 
   it('expires a JWT after 7 days (injected clock)', async () => {
@@ -96,7 +100,7 @@ describe(`identity and sessions (${dialectName})`, () => {
     for (const bad of [none, foreign, 'eyJnot.a.jwt', `${jwt}x`]) {
       const res = await app.request('GET', '/v1/auth/session', { token: bad });
       expect(res.status, bad).toBe(401);
-      expect(res.body.error.code).toBe('UNAUTHORIZED');
+      expect(res.error.code).toBe('UNAUTHORIZED');
     }
   });
 
@@ -119,11 +123,14 @@ describe(`identity and sessions (${dialectName})`, () => {
   it('switches to a workspace the caller belongs to, and 404s any other', async () => {
     const a = await signupUser(app);
     const b = await signupUser(app);
-    const sa = (await app.request('GET', '/v1/auth/session', { token: a.jwt })).body.user;
-    const sb = (await app.request('GET', '/v1/auth/session', { token: b.jwt })).body.user;
+    const session = async (jwt: string) =>
+      (await app.request('GET', '/v1/auth/session', { token: jwt, schema: sessionResponse })).body.user;
+    const sa = await session(a.jwt);
+    const sb = await session(b.jwt);
     const same = await app.request('POST', '/v1/auth/switch-workspace', {
       token: a.jwt,
       body: { workspaceId: sa.workspaceId },
+      schema: switchWorkspaceResponse,
     });
     expect(same.status).toBe(200);
     expect(same.body).toMatchObject({ workspaceId: sa.workspaceId, workspaceName: sa.workspaceName });
@@ -139,7 +146,7 @@ describe(`identity and sessions (${dialectName})`, () => {
     for (const h of [undefined, 'Basic abc', 'Bearer', 'Bearer tok_live_short']) {
       const res = await app.request('GET', '/v1/projects', { headers: h ? { authorization: h } : {} });
       expect(res.status, String(h)).toBe(401);
-      expect(res.body.error.code).toBe('UNAUTHORIZED');
+      expect(res.error.code).toBe('UNAUTHORIZED');
     }
   });
 

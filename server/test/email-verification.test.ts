@@ -1,3 +1,4 @@
+import { resendVerificationResponse, sessionResponse, verifyEmailResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
 import { createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
@@ -52,18 +53,18 @@ describe(`email verification through real SMTP (${dialectName})`, () => {
     const u = await signupUser(app);
     const token = await verificationToken(u.email);
     const at = clock.now().toISOString();
-    const res = await app.request('POST', '/v1/auth/verify-email', { body: { token } });
+    const res = await app.request('POST', '/v1/auth/verify-email', { body: { token }, schema: verifyEmailResponse });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ user: { id: u.user.id, name: 'Ada', email: u.email, emailVerifiedAt: at } });
-    const session = await app.request('GET', '/v1/auth/session', { token: u.jwt });
+    const session = await app.request('GET', '/v1/auth/session', { token: u.jwt, schema: sessionResponse });
     expect(session.body.user.emailVerifiedAt).toBe(at);
     const again = await app.request('POST', '/v1/auth/verify-email', { body: { token } });
     expect(again.status).toBe(404);
-    expect(again.body.error).toMatchObject({ code: 'NOT_FOUND', field: 'token' });
+    expect(again.error).toMatchObject({ code: 'NOT_FOUND', field: 'token' });
     // Verified: resend is a conflict (D11).
     const resend = await app.request('POST', '/v1/auth/resend-verification', { token: u.jwt });
     expect(resend.status).toBe(409);
-    expect(resend.body.error.code).toBe('CONFLICT');
+    expect(resend.error.code).toBe('CONFLICT');
   });
 
   it('refuses unknown, malformed and expired (24 h) links, changing nothing', async () => {
@@ -72,21 +73,24 @@ describe(`email verification through real SMTP (${dialectName})`, () => {
     for (const body of [{}, { token: '' }, { token: 5 }, { token: 'x'.repeat(300) }, { token, more: 1 }]) {
       const res = await app.request('POST', '/v1/auth/verify-email', { body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error.code).toBe('VALIDATION');
+      expect(res.error.code).toBe('VALIDATION');
     }
     const unknown = await app.request('POST', '/v1/auth/verify-email', { body: { token: `${token}x` } });
     expect(unknown.status).toBe(404);
     clock.advance(24 * 3600 * 1000);
     const expired = await app.request('POST', '/v1/auth/verify-email', { body: { token } });
     expect(expired.status).toBe(404);
-    const session = await app.request('GET', '/v1/auth/session', { token: u.jwt });
+    const session = await app.request('GET', '/v1/auth/session', { token: u.jwt, schema: sessionResponse });
     expect(session.body.user.emailVerifiedAt).toBeNull();
   });
 
   it('resend-verification: 202 and a new working link; again within a minute 429 with Retry-After (D11)', async () => {
     const u = await signupUser(app);
     await verificationToken(u.email);
-    const first = await app.request('POST', '/v1/auth/resend-verification', { token: u.jwt });
+    const first = await app.request('POST', '/v1/auth/resend-verification', {
+      token: u.jwt,
+      schema: resendVerificationResponse,
+    });
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ sent: true });
     const resent = await verificationToken(u.email, 1);
@@ -94,7 +98,7 @@ describe(`email verification through real SMTP (${dialectName})`, () => {
     clock.advance(59_000);
     const second = await app.request('POST', '/v1/auth/resend-verification', { token: u.jwt });
     expect(second.status).toBe(429);
-    expect(second.body).toEqual({ error: { code: 'RATE_LIMIT', message: expect.any(String), field: '' } });
+    expect(second.error).toEqual({ code: 'RATE_LIMIT', message: expect.any(String), field: '' });
     expect(Number(second.headers.get('retry-after'))).toBe(1);
     clock.advance(1_000);
     const third = await app.request('POST', '/v1/auth/resend-verification', { token: u.jwt });
@@ -105,7 +109,10 @@ describe(`email verification through real SMTP (${dialectName})`, () => {
     // The limit is per user: another user's resend is unaffected.
     expect((await app.request('POST', '/v1/auth/resend-verification', { token: other.jwt })).status).toBe(202);
 
-    const res = await app.request('POST', '/v1/auth/verify-email', { body: { token: resent } });
+    const res = await app.request('POST', '/v1/auth/verify-email', {
+      body: { token: resent },
+      schema: verifyEmailResponse,
+    });
     expect(res.status).toBe(200);
     expect(res.body.user.emailVerifiedAt).toBe(clock.now().toISOString());
   });

@@ -36,7 +36,7 @@ describe.skipIf(dialectName !== 'sqlite')('epoch-validated read cache (sqlite)',
     other.prepare('update access_tokens set revoked_at = ? where id = ?').run(new Date().toISOString(), tok.id);
     const res = await srv.request('GET', pullUrl(), { token: tok.token });
     expect(res.status).toBe(401);
-    expect(res.body.error.message).toMatch(/revoked/);
+    expect(res.error.message).toMatch(/revoked/);
   });
 
   it('sees a token narrowed to other environments, and an environment renamed, on the next request', async () => {

@@ -7,7 +7,19 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import {
+  authResponse,
+  bulkUpsertResponse,
+  createTokenResponse,
+  ERROR_STATUS,
+  type ErrorBody,
+  type ErrorCode,
+  environment,
+  loginResponse,
+  project,
+} from '@svcenv/contract';
 import pg from 'pg';
+import { z } from 'zod';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type DbHandle, migrate, openDb } from '../src/db/index.js';
@@ -24,26 +36,66 @@ export const repoRoot = join(here, '..', '..');
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export const dialectName = TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
-export interface Res<T = any> {
+/**
+ * The contract's error body (contract/src/errors.ts), checked strictly: one of the listed codes, sent with
+ * the one HTTP status that code has, and nothing else in the body.
+ */
+const errorCodes = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+const errorBody = z.strictObject({
+  error: z.strictObject({ code: z.enum(errorCodes), message: z.string(), field: z.string() }),
+});
+export type ApiError = ErrorBody['error'];
+
+/** One answer. `body` and `error` are getters: each belongs to one kind of answer and throws on the other. */
+export interface Res<T = unknown> {
   status: number;
   headers: Headers;
-  body: T;
   text: string;
+  /** A 2xx answer's body (parsed JSON, else the text), checked against the request's `schema`. */
+  body: T;
+  /** A 4xx or 5xx answer's `{code, message, field}`. */
+  error: ApiError;
+  /** The JSON body checked against `schema`, whatever the status (the flat pull error of spec variables rule 4). */
+  json<S extends z.ZodType>(schema: S): z.output<S>;
+}
+
+export interface RequestOptions<S extends z.ZodType> {
+  token?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+  /** The contract's schema of a 2xx answer's body; without one, `body` is `unknown`. */
+  schema?: S;
 }
 
 export interface Client {
   url: string;
-  request<T = any>(
+  request<S extends z.ZodType = z.ZodUnknown>(
     method: string,
     path: string,
-    opts?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
-  ): Promise<Res<T>>;
+    opts?: RequestOptions<S>,
+  ): Promise<Res<z.output<S>>>;
+}
+
+/**
+ * `value` once `schema` accepts it, as it was sent: a parsed copy would drop the fields the schema does not
+ * name, and a test must still see a field the server should not have sent. (Response schemas transform
+ * nothing, so what was sent has the output type.)
+ */
+function checked<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new Error(
+      `${what} does not match the contract schema:\n${z.prettifyError(result.error)}\n${JSON.stringify(value).slice(0, 2000)}`,
+    );
+  }
+  return value as z.output<S>;
 }
 
 export function client(url: string): Client {
   return {
     url,
-    async request(method, path, opts = {}) {
+    async request<S extends z.ZodType>(method: string, path: string, opts: RequestOptions<S> = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       if (opts.token) headers.authorization = `Bearer ${opts.token}`;
       let payload: string | undefined = opts.rawBody;
@@ -53,12 +105,81 @@ export function client(url: string): Client {
       }
       const res = await fetch(url + path, { method, headers, body: payload });
       const text = await res.text();
-      let body: any = text;
-      if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
-      return { status: res.status, headers: res.headers, body, text };
+      const what = `the ${res.status} answer to ${method} ${path}`;
+      const isJson = (res.headers.get('content-type') ?? '').includes('json') && text !== '';
+      const parsed: unknown = isJson ? JSON.parse(text) : text;
+      const ok = res.status >= 200 && res.status < 300;
+      // A 2xx body is checked at once, so an answer outside the contract fails even a test that reads only the status.
+      const body = ok && opts.schema ? checked(opts.schema, parsed, what) : parsed;
+      const json = <J extends z.ZodType>(schema: J): z.output<J> => {
+        if (!isJson) throw new Error(`${what} is not JSON: ${text}`);
+        return checked(schema, parsed, what);
+      };
+      return {
+        status: res.status,
+        headers: res.headers,
+        text,
+        json,
+        get body() {
+          if (!ok) throw new Error(`${what} has no 2xx body: ${text}`);
+          return body as z.output<S>;
+        },
+        get error() {
+          if (res.status < 400) throw new Error(`${what} is not an error: ${text}`);
+          const { error } = json(errorBody);
+          if (ERROR_STATUS[error.code] !== res.status) throw new Error(`${what} carries code ${error.code}`);
+          return error;
+        },
+      };
     },
   };
 }
+
+/** The two list answers the contract names no schema for (server/src/routes/projects.ts composes them). */
+export const projectList = z.object({ projects: z.array(project) });
+export const envList = z.object({ envs: z.array(environment) });
+
+/** What the tests read of the OpenAPI document (`GET /v1/openapi.json`); the rest passes unchecked. */
+interface JsonSchema {
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+}
+const jsonSchema: z.ZodType<JsonSchema> = z.lazy(() =>
+  z.looseObject({ properties: z.record(z.string(), jsonSchema).optional(), required: z.array(z.string()).optional() }),
+);
+const securityRequirements = z.array(z.record(z.string(), z.array(z.string())));
+const openApiOperation = z.looseObject({
+  security: securityRequirements.optional(),
+  requestBody: z.unknown().optional(),
+  responses: z.record(
+    z.string(),
+    z.looseObject({
+      description: z.string(),
+      content: z.record(z.string(), z.looseObject({ schema: jsonSchema })).optional(),
+    }),
+  ),
+});
+export const openApiDocument = z.looseObject({
+  openapi: z.string(),
+  security: securityRequirements,
+  paths: z.record(z.string(), z.record(z.string(), openApiOperation)),
+});
+
+/** Every operation the OpenAPI document lists; `public` when it needs no credential (`security: []`). */
+export async function apiOperations(c: Client) {
+  const res = await c.request('GET', '/v1/openapi.json', { schema: openApiDocument });
+  if (res.status !== 200) throw new Error(`openapi.json: ${res.status} ${res.text}`);
+  return Object.entries(res.body.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      public: op.security?.length === 0,
+    })),
+  );
+}
+
+/** The two answers of a login (contract `loginResponse`): a session, or the two-factor challenge. */
+export const [loginSession, loginChallenge] = loginResponse.options;
 
 /** A fresh PostgreSQL schema, reached through the connection's search_path. */
 export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -242,35 +363,39 @@ let counter = 0;
 export async function signupUser(c: Client, name = 'Ada') {
   const email = `${name.toLowerCase()}-${Date.now()}-${counter++}-${randomBytes(3).toString('hex')}@example.test`;
   const password = `pw-${randomBytes(8).toString('hex')}`;
-  const res = await c.request('POST', '/v1/auth/signup', { body: { name, email, password } });
+  const res = await c.request('POST', '/v1/auth/signup', { body: { name, email, password }, schema: authResponse });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
-  return {
-    jwt: res.body.token as string,
-    user: res.body.user as { id: string; name: string; email: string },
-    email,
-    password,
-  };
+  return { jwt: res.body.token, user: res.body.user, email, password };
 }
 
 export async function createProject(c: Client, jwt: string, body: Record<string, unknown> = {}) {
-  const res = await c.request('POST', '/v1/projects', { token: jwt, body: { name: `proj-${counter++}`, ...body } });
+  const res = await c.request('POST', '/v1/projects', {
+    token: jwt,
+    body: { name: `proj-${counter++}`, ...body },
+    schema: project,
+  });
   if (res.status !== 201) throw new Error(`create project failed: ${res.status} ${res.text}`);
-  return res.body as { id: string; name: string; envs: string[] };
+  return res.body;
 }
 
 export async function createToken(c: Client, jwt: string, body: Record<string, unknown> = {}) {
   const res = await c.request('POST', '/v1/tokens', {
     token: jwt,
     body: { name: `tok-${counter++}`, envs: ['*'], ...body },
+    schema: createTokenResponse,
   });
   if (res.status !== 201) throw new Error(`create token failed: ${res.status} ${res.text}`);
-  return res.body as { id: string; token: string };
+  return res.body;
 }
 
 export async function upsert(c: Client, auth: string, projectId: string, envs: string[], items: object[]) {
-  const res = await c.request('POST', `/v1/projects/${projectId}/vars`, { token: auth, body: { envs, items } });
+  const res = await c.request('POST', `/v1/projects/${projectId}/vars`, {
+    token: auth,
+    body: { envs, items },
+    schema: bulkUpsertResponse,
+  });
   if (res.status !== 200) throw new Error(`upsert failed: ${res.status} ${res.text}`);
-  return res.body as { created: string[]; updated: string[] };
+  return res.body;
 }
 
 /**

@@ -1,8 +1,10 @@
+import { meResponse, myWorkspacesResponse, sessionResponse } from '@svcenv/contract';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
+import { JWT_LIFETIME_S } from '../src/services/authn.js';
 import { loginFrom } from './account-helpers.js';
-import { createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
+import { createToken, dialectName, loginSession, signupUser, startApp, type TestApp } from './harness.js';
 
 describe(`account endpoints /v1/me (${dialectName})`, () => {
   let app: TestApp;
@@ -14,9 +16,9 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
 
   it('GET /v1/me answers the session fields (D12)', async () => {
     const u = await signupUser(app, 'Linus');
-    const me = await app.request('GET', '/v1/me', { token: u.jwt });
+    const me = await app.request('GET', '/v1/me', { token: u.jwt, schema: meResponse });
     expect(me.status).toBe(200);
-    const session = await app.request('GET', '/v1/auth/session', { token: u.jwt });
+    const session = await app.request('GET', '/v1/auth/session', { token: u.jwt, schema: sessionResponse });
     expect(me.body).toEqual(session.body);
     expect(me.body.user).toMatchObject({
       id: u.user.id,
@@ -30,28 +32,33 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
 
   it('PATCH /v1/me renames the user; a bad name is 400 and changes nothing', async () => {
     const u = await signupUser(app);
-    const res = await app.request('PATCH', '/v1/me', { token: u.jwt, body: { name: '  Margaret  ' } });
+    const res = await app.request('PATCH', '/v1/me', {
+      token: u.jwt,
+      body: { name: '  Margaret  ' },
+      schema: meResponse,
+    });
     expect(res.status).toBe(200);
     expect(res.body.user).toMatchObject({ id: u.user.id, name: 'Margaret', wsRole: 'Owner' });
     for (const body of [{ name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, {}, { name: 'A', email: 'x@y.z' }]) {
       const bad = await app.request('PATCH', '/v1/me', { token: u.jwt, body });
       expect(bad.status, JSON.stringify(body)).toBe(400);
-      expect(bad.body.error.code).toBe('VALIDATION');
-      expect(bad.body.error.field).toBeTruthy();
+      expect(bad.error.code).toBe('VALIDATION');
+      expect(bad.error.field).toBeTruthy();
     }
-    expect((await app.request('GET', '/v1/me', { token: u.jwt })).body.user.name).toBe('Margaret');
+    expect((await app.request('GET', '/v1/me', { token: u.jwt, schema: meResponse })).body.user.name).toBe('Margaret');
   });
 
   it('GET /v1/me/workspaces lists every membership with its role (D12)', async () => {
     const u = await signupUser(app, 'Barbara');
     const other = await signupUser(app, 'Edsger');
-    const otherWs = (await app.request('GET', '/v1/me', { token: other.jwt })).body.user.workspaceId as string;
+    const otherWs = (await app.request('GET', '/v1/me', { token: other.jwt, schema: meResponse })).body.user
+      .workspaceId;
     // A second membership, as accepting an invite would make it.
     await app.db.db
       .insertInto('workspace_members')
       .values({ workspace_id: otherWs, user_id: u.user.id, ws_role: 'Member', joined_at: clock.now().toISOString() })
       .execute();
-    const res = await app.request('GET', '/v1/me/workspaces', { token: u.jwt });
+    const res = await app.request('GET', '/v1/me/workspaces', { token: u.jwt, schema: myWorkspacesResponse });
     expect(res.status).toBe(200);
     expect(res.body.workspaces).toHaveLength(2);
     expect(res.body.workspaces).toContainEqual({
@@ -78,7 +85,7 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
     ] as const) {
       const res = await app.request(method, path, { token, body });
       expect(res.status, path).toBe(401);
-      expect(res.body.error.code).toBe('UNAUTHORIZED');
+      expect(res.error.code).toBe('UNAUTHORIZED');
     }
     const unauth = await app.request('GET', '/v1/me');
     expect(unauth.status).toBe(401);
@@ -88,19 +95,19 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
 
   it('changes the password and ends every older session (D9, D12)', async () => {
     const u = await signupUser(app);
-    const second = (await loginFrom(app, u.email, u.password)).body.token as string;
+    const second = (await loginFrom(app, u.email, u.password, loginSession)).body.token;
     const wrong = await app.request('POST', '/v1/me/password', {
       token: u.jwt,
       body: { currentPassword: `${u.password}x`, newPassword: 'new-password-123' },
     });
     expect(wrong.status).toBe(401);
-    expect(wrong.body.error).toMatchObject({ code: 'UNAUTHORIZED', field: 'currentPassword' });
+    expect(wrong.error).toMatchObject({ code: 'UNAUTHORIZED', field: 'currentPassword' });
     const short = await app.request('POST', '/v1/me/password', {
       token: u.jwt,
       body: { currentPassword: u.password, newPassword: 'seven77' },
     });
     expect(short.status).toBe(400);
-    expect(short.body.error).toMatchObject({ code: 'VALIDATION', field: 'newPassword' });
+    expect(short.error).toMatchObject({ code: 'VALIDATION', field: 'newPassword' });
     // Neither attempt changed anything.
     expect((await app.request('GET', '/v1/me', { token: u.jwt })).status).toBe(200);
 
@@ -115,7 +122,7 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
       expect((await app.request('GET', '/v1/auth/session', { token: old })).status).toBe(401);
     }
     expect((await loginFrom(app, u.email, u.password)).status).toBe(401);
-    const fresh = await loginFrom(app, u.email, 'new-password-123');
+    const fresh = await loginFrom(app, u.email, 'new-password-123', loginSession);
     expect(fresh.status).toBe(200);
     expect((await app.request('GET', '/v1/me', { token: fresh.body.token })).status).toBe(200);
     await app.deps.auditBatcher.drain();
@@ -131,15 +138,19 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
   it('refuses forged JWTs: alg none, a foreign key, expired, another session version, another workspace (D9)', async () => {
     const a = await signupUser(app, 'Alan');
     const b = await signupUser(app, 'Betty');
-    const aWs = (await app.request('GET', '/v1/me', { token: a.jwt })).body.user.workspaceId as string;
-    const bWs = (await app.request('GET', '/v1/me', { token: b.jwt })).body.user.workspaceId as string;
+    const workspaceOf = async (jwt: string) =>
+      (await app.request('GET', '/v1/me', { token: jwt, schema: meResponse })).body.user.workspaceId;
+    const aWs = await workspaceOf(a.jwt);
+    const bWs = await workspaceOf(b.jwt);
     // A ends its first session: its session version is now 1, while B's is still 0.
     await app.request('POST', '/v1/me/password', {
       token: a.jwt,
       body: { currentPassword: a.password, newPassword: 'alan-new-password' },
     });
     const now = clock.now();
-    const mint = (claims: Record<string, unknown>) => app.deps.authn.jwt.issue(claims, now, 3600);
+    // The server's own lifetime: it tells a session's issue time from its expiry (a session older than the
+    // membership is refused), so a shorter one would read as issued before the member joined.
+    const mint = (claims: Record<string, unknown>) => app.deps.authn.jwt.issue(claims, now, JWT_LIFETIME_S);
     const valid = mint({ sub: a.user.id, wid: aWs, sv: 1, typ: 'session' });
     // The control: a token the server itself would issue is accepted, so each refusal below is about its one flaw.
     expect((await app.request('GET', '/v1/me', { token: valid })).status).toBe(200);
@@ -168,7 +179,7 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
     })) {
       const res = await app.request('GET', '/v1/me', { token: bad });
       expect(res.status, name).toBe(401);
-      expect(res.body.error.code, name).toBe('UNAUTHORIZED');
+      expect(res.error.code, name).toBe('UNAUTHORIZED');
     }
   });
 

@@ -1,7 +1,17 @@
+import { backupCodesResponse, mfaSetupResponse, verifyMfaResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
 import { loginFrom, totpCode } from './account-helpers.js';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  loginChallenge,
+  loginSession,
+  signupUser,
+  startApp,
+  type TestApp,
+} from './harness.js';
 
 const STEP = 30_000;
 
@@ -22,9 +32,9 @@ describe(`two-factor authentication (${dialectName})`, () => {
   const now = () => clock.now().getTime();
 
   async function setup(jwt: string) {
-    const res = await app.request('POST', '/v1/me/mfa/setup', { token: jwt });
+    const res = await app.request('POST', '/v1/me/mfa/setup', { token: jwt, schema: mfaSetupResponse });
     expect(res.status, res.text).toBe(200);
-    return res.body as { secret: string; otpauthUrl: string };
+    return res.body;
   }
 
   /** A user with two-factor on: their secret, backup codes and password. */
@@ -34,23 +44,24 @@ describe(`two-factor authentication (${dialectName})`, () => {
     const res = await app.request('POST', '/v1/me/mfa/enable', {
       token: u.jwt,
       body: { code: totpCode(secret, now()) },
+      schema: backupCodesResponse,
     });
     expect(res.status, res.text).toBe(200);
     // The enabling code's step is used up (D13): later logins in the test use the next step.
     clock.advance(STEP);
-    return { ...u, secret, backupCodes: res.body.backupCodes as string[] };
+    return { ...u, secret, backupCodes: res.body.backupCodes };
   }
 
   async function mfaToken(u: { email: string; password: string }) {
-    const res = await loginFrom(app, u.email, u.password);
+    const res = await loginFrom(app, u.email, u.password, loginChallenge);
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['mfaRequired', 'mfaToken']);
     expect(res.body.mfaRequired).toBe(true);
-    return res.body.mfaToken as string;
+    return res.body.mfaToken;
   }
 
   const verify = (token: string, code: string) =>
-    app.request('POST', '/v1/auth/verify-mfa', { body: { mfaToken: token, code } });
+    app.request('POST', '/v1/auth/verify-mfa', { body: { mfaToken: token, code }, schema: verifyMfaResponse });
 
   async function audit(userId: string) {
     await app.deps.auditBatcher.drain();
@@ -81,7 +92,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     expect(row.mfa_secret_sealed).toMatch(/^v1\./);
     expect(row.mfa_secret_sealed).not.toContain(secret);
     // Not enabled yet: login still answers with a session.
-    const login = await loginFrom(app, u.email, u.password);
+    const login = await loginFrom(app, u.email, u.password, loginSession);
     expect(login.status).toBe(200);
     expect(login.body.token).toMatch(/^eyJ/);
     // Setting up again replaces the pending secret; the old one no longer enables.
@@ -100,13 +111,14 @@ describe(`two-factor authentication (${dialectName})`, () => {
     const wrongCode = totpCode(secret, now() + 10 * STEP);
     const wrong = await app.request('POST', '/v1/me/mfa/enable', { token: u.jwt, body: { code: wrongCode } });
     expect(wrong.status).toBe(401);
-    expect(wrong.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), field: '' } });
+    expect(wrong.error).toEqual({ code: 'UNAUTHORIZED', message: expect.any(String), field: '' });
     const ok = await app.request('POST', '/v1/me/mfa/enable', {
       token: u.jwt,
       body: { code: totpCode(secret, now()) },
+      schema: backupCodesResponse,
     });
     expect(ok.status).toBe(200);
-    const codes = ok.body.backupCodes as string[];
+    const codes = ok.body.backupCodes;
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
     for (const c of codes) expect(c).toMatch(/^[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}$/);
@@ -155,7 +167,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     ] as const) {
       const res = await app.request(method, path, { token });
       expect(res.status, `${method} ${path}`).toBe(401);
-      expect(res.body.error.code).toBe('UNAUTHORIZED');
+      expect(res.error.code).toBe('UNAUTHORIZED');
     }
     // Still usable afterwards with the next code: a refused use elsewhere does not spend it.
     clock.advance(STEP);
@@ -177,7 +189,11 @@ describe(`two-factor authentication (${dialectName})`, () => {
     expect((await verify(await mfaToken(u), code)).status).toBe(200);
     const replay = await verify(await mfaToken(u), code);
     expect(replay.status).toBe(401);
-    expect(replay.body.error.code).toBe('UNAUTHORIZED');
+    expect(replay.error.code).toBe('UNAUTHORIZED');
+    // Issue 18: the person is told the code was used and to wait for the next one, not that it is wrong.
+    expect(replay.error.message).toMatch(/already used; wait for the next code/);
+    const wrong = await verify(await mfaToken(u), code === '000000' ? '111111' : '000000');
+    expect(wrong.error.message).toBe('invalid two-factor code');
     // Previous step: inside the window but older than the accepted one.
     expect((await verify(await mfaToken(u), totpCode(u.secret, now() - STEP))).status).toBe(401);
     expect((await verify(await mfaToken(u), totpCode(u.secret, now() + STEP))).status).toBe(200);
@@ -207,7 +223,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     clock.advance(1_000);
     const expired = await verify(late, totpCode(u.secret, now() + STEP));
     expect(expired.status).toBe(401);
-    expect(expired.body.error.code).toBe('UNAUTHORIZED');
+    expect(expired.error.code).toBe('UNAUTHORIZED');
   });
 
   it('voids the mfaToken after 5 wrong codes; 4 wrong codes still allow the right one (D13)', async () => {
@@ -217,7 +233,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     for (let i = 0; i < 5; i++) {
       const res = await verify(token, i % 2 ? wrong : 'abcd-efgh-jkmn');
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), field: '' } });
+      expect(res.error).toEqual({ code: 'UNAUTHORIZED', message: expect.any(String), field: '' });
     }
     const after = await verify(token, totpCode(u.secret, now()));
     expect(after.status).toBe(401);
@@ -280,8 +296,8 @@ describe(`two-factor authentication (${dialectName})`, () => {
 
   it('disables with a backup code: older sessions end, secret and codes are gone (D9, D12)', async () => {
     const u = await mfaUser();
-    const session = (await verify(await mfaToken(u), totpCode(u.secret, now()))).body.token as string;
-    const other = (await verify(await mfaToken(u), u.backupCodes[0]!)).body.token as string;
+    const session = (await verify(await mfaToken(u), totpCode(u.secret, now()))).body.token;
+    const other = (await verify(await mfaToken(u), u.backupCodes[0]!)).body.token;
     const wrong = await app.request('POST', '/v1/me/mfa/disable', { token: session, body: { code: '000000' } });
     expect(wrong.status).toBe(401);
     // A code already used (for login) does not disable either.
@@ -300,7 +316,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     expect(
       await app.db.db.selectFrom('mfa_backup_codes').select('code_hash').where('user_id', '=', u.user.id).execute(),
     ).toEqual([]);
-    const login = await loginFrom(app, u.email, u.password);
+    const login = await loginFrom(app, u.email, u.password, loginSession);
     expect(login.status).toBe(200);
     expect(login.body.token).toMatch(/^eyJ/);
     expect(
@@ -311,7 +327,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
 
   it('disables with a TOTP code', async () => {
     const u = await mfaUser();
-    const session = (await verify(await mfaToken(u), totpCode(u.secret, now()))).body.token as string;
+    const session = (await verify(await mfaToken(u), totpCode(u.secret, now()))).body.token;
     clock.advance(STEP);
     const res = await app.request('POST', '/v1/me/mfa/disable', {
       token: session,
@@ -322,14 +338,15 @@ describe(`two-factor authentication (${dialectName})`, () => {
 
   it('regenerates backup codes: the new ten work, every old one is refused (D12)', async () => {
     const u = await mfaUser();
-    const session = (await verify(await mfaToken(u), totpCode(u.secret, now()))).body.token as string;
+    const session = (await verify(await mfaToken(u), totpCode(u.secret, now()))).body.token;
     clock.advance(STEP);
     const res = await app.request('POST', '/v1/me/mfa/backup-codes', {
       token: session,
       body: { code: totpCode(u.secret, now()) },
+      schema: backupCodesResponse,
     });
     expect(res.status).toBe(200);
-    const fresh = res.body.backupCodes as string[];
+    const fresh = res.body.backupCodes;
     expect(fresh).toHaveLength(10);
     expect(fresh.some((c) => u.backupCodes.includes(c))).toBe(false);
     expect((await verify(await mfaToken(u), u.backupCodes[5]!)).status).toBe(401);
@@ -345,13 +362,13 @@ describe(`two-factor authentication (${dialectName})`, () => {
     for (const body of [{}, { code: 123456 }, { code: '' }, { code: 'x'.repeat(100) }, { code: '123456', extra: 1 }]) {
       const res = await app.request('POST', '/v1/me/mfa/enable', { token: u.jwt, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error.code).toBe('VALIDATION');
-      expect(res.body.error.field).toBeTruthy();
+      expect(res.error.code).toBe('VALIDATION');
+      expect(res.error.field).toBeTruthy();
     }
     for (const body of [{}, { mfaToken: 'mfa_x' }, { code: '123456' }, { mfaToken: 7, code: '123456' }]) {
       const res = await app.request('POST', '/v1/auth/verify-mfa', { body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error.code).toBe('VALIDATION');
+      expect(res.error.code).toBe('VALIDATION');
     }
     const garbage = await app.request('POST', '/v1/auth/verify-mfa', {
       body: { mfaToken: 'nonsense', code: '123456' },
@@ -390,7 +407,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     bodies.push((await verify(token, wrong)).text);
     bodies.push((await verify(token, `${u.backupCodes[0]!}x`)).text);
     const good = totpCode(u.secret, now());
-    const session = (await verify(token, good)).body.token as string;
+    const session = (await verify(token, good)).body.token;
     bodies.push((await app.request('POST', '/v1/me/mfa/disable', { token: session, body: { code: wrong } })).text);
     bodies.push((await app.request('POST', '/v1/me/mfa/setup', { token: session })).text);
     await app.deps.auditBatcher.drain();

@@ -1,5 +1,16 @@
+import { auditPage, diffResponse, environment, project } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  envList,
+  projectList,
+  signupUser,
+  startApp,
+  type TestApp,
+  upsert,
+} from './harness.js';
 
 describe(`projects and environments (${dialectName})`, () => {
   let app: TestApp;
@@ -13,24 +24,28 @@ describe(`projects and environments (${dialectName})`, () => {
     const res = await app.request('POST', '/v1/projects', {
       token: jwt,
       body: { name: 'Billing API', desc: 'payments' },
+      schema: project,
     });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.any(String),
       name: 'Billing API',
+      slug: 'billing-api',
       desc: 'payments',
       color: '#6366f1',
       envs: ['dev', 'staging', 'prod'],
+      // D57: the creator's access (server/test/access.test.ts covers every role).
+      access: { role: 'Owner', envs: { dev: 'write', staging: 'write', prod: 'write' }, admin: true, owner: true },
     });
-    const envs = await app.request('GET', `/v1/projects/${res.body.id}/envs`, { token: jwt });
+    const envs = await app.request('GET', `/v1/projects/${res.body.id}/envs`, { token: jwt, schema: envList });
     expect(envs.body.envs).toEqual([
-      { name: 'dev', protected: false, color: '#22c55e' },
-      { name: 'staging', protected: false, color: '#eab308' },
-      { name: 'prod', protected: true, color: '#ef4444' },
+      { name: 'dev', protected: false, color: '#22c55e', requireApproval: false },
+      { name: 'staging', protected: false, color: '#eab308', requireApproval: false },
+      { name: 'prod', protected: true, color: '#ef4444', requireApproval: false },
     ]);
-    const got = await app.request('GET', `/v1/projects/${res.body.id}`, { token: jwt });
+    const got = await app.request('GET', `/v1/projects/${res.body.id}`, { token: jwt, schema: project });
     expect(got.body).toEqual(res.body);
-    const list = await app.request('GET', '/v1/projects', { token: jwt });
+    const list = await app.request('GET', '/v1/projects', { token: jwt, schema: projectList });
     expect(list.body.projects).toEqual([res.body]);
   });
 
@@ -47,12 +62,12 @@ describe(`projects and environments (${dialectName})`, () => {
     for (const [body, field] of bad) {
       const res = await app.request('POST', '/v1/projects', { token: jwt, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'VALIDATION', field });
+      expect(res.error).toMatchObject({ code: 'VALIDATION', field });
     }
     await createProject(app, jwt, { name: 'same' });
     const dup = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'same' } });
     expect(dup.status).toBe(409);
-    expect(dup.body.error.field).toBe('name');
+    expect(dup.error.field).toBe('name');
     const dupEnv = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'y', envs: ['a', 'a'] } });
     expect(dupEnv.status).toBe(409);
   });
@@ -64,10 +79,10 @@ describe(`projects and environments (${dialectName})`, () => {
     await createProject(app, jwt);
     const fourth = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'four' } });
     expect(fourth.status).toBe(403);
-    expect(fourth.body.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'projects' });
+    expect(fourth.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'projects' });
     const env = await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa' } });
     expect(env.status).toBe(403);
-    expect(env.body.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'envsPerProject' });
+    expect(env.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'envsPerProject' });
   });
 
   it('renames, recolours, adds, protects and deletes environments', async () => {
@@ -76,23 +91,29 @@ describe(`projects and environments (${dialectName})`, () => {
     const patched = await app.request('PATCH', `/v1/projects/${p.id}`, {
       token: jwt,
       body: { name: 'Renamed', color: '#112233' },
+      schema: project,
     });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'Renamed', color: '#112233', envs: ['dev', 'production'] });
-    const added = await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } });
+    const added = await app.request('POST', `/v1/projects/${p.id}/envs`, {
+      token: jwt,
+      body: { name: 'qa-1' },
+      schema: project,
+    });
     expect(added.status).toBe(201);
     expect(added.body.envs).toEqual(['dev', 'production', 'qa-1']);
     expect(
       (await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'qa-1' } })).status,
     ).toBe(409);
-    const envs = (await app.request('GET', `/v1/projects/${p.id}/envs`, { token: jwt })).body.envs;
-    expect(envs.find((e: any) => e.name === 'production').protected).toBe(true);
+    const envs = (await app.request('GET', `/v1/projects/${p.id}/envs`, { token: jwt, schema: envList })).body.envs;
+    expect(envs.find((e) => e.name === 'production')?.protected).toBe(true);
     const prot = await app.request('PATCH', `/v1/projects/${p.id}/envs/qa-1`, {
       token: jwt,
       body: { protected: true, color: '#abcdef' },
+      schema: environment,
     });
     expect(prot.status).toBe(200);
-    expect(prot.body).toEqual({ name: 'qa-1', protected: true, color: '#abcdef' });
+    expect(prot.body).toEqual({ name: 'qa-1', protected: true, color: '#abcdef', requireApproval: false });
     await upsert(app, jwt, p.id, ['qa-1'], [{ key: 'A', value: '1', type: 'plain' }]);
     expect((await app.request('DELETE', `/v1/projects/${p.id}/envs/qa-1`, { token: jwt })).status).toBe(204);
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/qa-1/vars`, { token: jwt })).status).toBe(404);
@@ -130,7 +151,10 @@ describe(`projects and environments (${dialectName})`, () => {
       ],
     );
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'ONLY_A', value: '1', type: 'plain' }]);
-    const res = await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=prod`, { token: jwt });
+    const res = await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=prod`, {
+      token: jwt,
+      schema: diffResponse,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ onlyInA: ['ONLY_A'], onlyInB: ['ONLY_B'], different: ['DIFF'] });
     expect((await app.request('GET', `/v1/projects/${p.id}/diff?env=dev`, { token: jwt })).status).toBe(400);
@@ -141,16 +165,17 @@ describe(`projects and environments (${dialectName})`, () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);
     for (let i = 0; i < 5; i++) await upsert(app, jwt, p.id, ['dev'], [{ key: `K${i}`, value: 'v', type: 'plain' }]);
-    const first = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4`, { token: jwt });
+    const first = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4`, { token: jwt, schema: auditPage });
     expect(first.status).toBe(200);
     expect(first.body.logs).toHaveLength(4);
     expect(first.body.logs[0]).toMatchObject({ action: 'vars.bulk_upsert', targetEnv: 'dev', actorType: 'user' });
     const second = await app.request('GET', `/v1/projects/${p.id}/audit?limit=4&cursor=${first.body.nextCursor}`, {
       token: jwt,
+      schema: auditPage,
     });
-    expect(second.body.logs.map((l: any) => l.action)).toEqual(['vars.bulk_upsert', 'project.create']);
+    expect(second.body.logs.map((l) => l.action)).toEqual(['vars.bulk_upsert', 'project.create']);
     expect(second.body.nextCursor).toBe('');
-    const ids = [...first.body.logs, ...second.body.logs].map((l: any) => l.id);
+    const ids = [...first.body.logs, ...second.body.logs].map((l) => l.id);
     expect([...ids].sort((a, b) => b - a)).toEqual(ids);
     for (const q of [
       'limit=0',
@@ -164,7 +189,7 @@ describe(`projects and environments (${dialectName})`, () => {
     ]) {
       expect((await app.request('GET', `/v1/projects/${p.id}/audit?${q}`, { token: jwt })).status, q).toBe(400);
     }
-    const def = await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt });
+    const def = await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt, schema: auditPage });
     expect(def.body.logs).toHaveLength(6);
   });
 
@@ -206,7 +231,7 @@ describe(`projects and environments (${dialectName})`, () => {
       .where('environment_id', 'in', envIds)
       .executeTakeFirstOrThrow();
     expect(Number(history.n)).toBe(0);
-    const ws = await app.request('GET', `/v1/projects`, { token: jwt });
+    const ws = await app.request('GET', `/v1/projects`, { token: jwt, schema: projectList });
     expect(ws.body.projects).toEqual([]);
   });
 
@@ -223,6 +248,8 @@ describe(`projects and environments (${dialectName})`, () => {
       const res = await app.request(m, path, { token: b.jwt, body: m === 'PATCH' ? { name: 'z' } : undefined });
       expect(res.status, `${m} ${path}`).toBe(404);
     }
-    expect((await app.request('GET', '/v1/projects/not-a-uuid', { token: a.jwt })).status).toBe(400);
+    // D58: a slug-shaped segment is looked up as a slug (none here: 404); one that is neither id nor slug is 400.
+    expect((await app.request('GET', '/v1/projects/not-a-uuid', { token: a.jwt })).status).toBe(404);
+    expect((await app.request('GET', '/v1/projects/Not_A_Uuid', { token: a.jwt })).status).toBe(400);
   });
 });

@@ -1,3 +1,4 @@
+import { auditPage, flatReferenceErrorBody, sessionResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
 
@@ -15,7 +16,7 @@ describe(`pull and export (${dialectName})`, () => {
     return { jwt, p, token, base: `/v1/projects/${p.id}/envs/dev` };
   }
 
-  it('pulls resolved dotenv with context variables, quoting multi-line values (rules 4-6, D28a, D30)', async () => {
+  it('pulls resolved dotenv with context variables, quoting multi-line values (spec variables rules 4-6, D28a, D30)', async () => {
     const { jwt, p, token, base } = await setup();
     await upsert(
       app,
@@ -52,7 +53,7 @@ describe(`pull and export (${dialectName})`, () => {
     expect((await app.request('GET', `${base}/pull?metadata=maybe`, { token })).status).toBe(400);
   });
 
-  it('lets a user variable override a context variable (rule 5)', async () => {
+  it('lets a user variable override a context variable (spec variables rule 5)', async () => {
     const { jwt, p, token, base } = await setup();
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'SVCENV_ENV', value: 'custom', type: 'plain' }]);
     const res = await app.request('GET', `${base}/pull`, { token });
@@ -88,7 +89,7 @@ describe(`pull and export (${dialectName})`, () => {
     expect(changed.headers.get('etag')).not.toBe(etag);
   });
 
-  it('rejects a JWT with 401 and fails a circular chain with the flat 422 body (rules 4, 8)', async () => {
+  it('rejects a JWT with 401 and fails a circular chain with the flat 422 body (spec variables rules 4, 8)', async () => {
     const { jwt, p, token, base } = await setup();
     expect((await app.request('GET', `${base}/pull`, { token: jwt })).status).toBe(401);
     await upsert(
@@ -104,7 +105,11 @@ describe(`pull and export (${dialectName})`, () => {
     );
     const res = await app.request('GET', `${base}/pull`, { token });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: 'CIRCULAR_REFERENCE', message: 'A: circular reference detected', key: 'A' });
+    expect(res.json(flatReferenceErrorBody)).toEqual({
+      error: 'CIRCULAR_REFERENCE',
+      message: 'A: circular reference detected',
+      key: 'A',
+    });
   });
 
   it('fails a pull over the chain limit with REFERENCE_LIMIT (D25)', async () => {
@@ -117,13 +122,14 @@ describe(`pull and export (${dialectName})`, () => {
     await upsert(app, jwt, p.id, ['dev'], items);
     const res = await app.request('GET', `${base}/pull`, { token });
     expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ error: 'REFERENCE_LIMIT', key: 'V00' });
+    expect(res.json(flatReferenceErrorBody)).toMatchObject({ error: 'REFERENCE_LIMIT', key: 'V00' });
   });
 
-  it('records operator syncs shown as connections (rule 7, D18)', async () => {
+  it('records operator syncs shown as connections (spec variables rule 7, D18)', async () => {
     const { token, base, jwt } = await setup();
     await app.request('GET', `${base}/pull`, { token });
-    const wsId = (await app.request('GET', '/v1/auth/session', { token: jwt })).body.user.workspaceId;
+    const session = await app.request('GET', '/v1/auth/session', { token: jwt, schema: sessionResponse });
+    const wsId = session.body.user.workspaceId;
     const before = await app.db.db
       .selectFrom('workspaces')
       .select('operator_last_sync')
@@ -139,7 +145,7 @@ describe(`pull and export (${dialectName})`, () => {
     expect(after.operator_last_sync).not.toBeNull();
   });
 
-  it('pulls a k8s Secret manifest with base64 values (D28, rule 9)', async () => {
+  it('pulls a k8s Secret manifest with base64 values (D28, spec variables rule 9)', async () => {
     const { jwt, p, token, base } = await setup('Billing API (EU)!');
     await upsert(
       app,
@@ -193,8 +199,8 @@ describe(`pull and export (${dialectName})`, () => {
     const { jwt, p, token, base } = await setup();
     await app.request('GET', `${base}/pull`, { token });
     await app.request('GET', `${base}/export`, { token: jwt });
-    const logs = (await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt })).body.logs;
-    expect(logs.slice(0, 2).map((l: any) => [l.action, l.actorType, l.targetEnv])).toEqual([
+    const logs = (await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt, schema: auditPage })).body.logs;
+    expect(logs.slice(0, 2).map((l) => [l.action, l.actorType, l.targetEnv])).toEqual([
       ['vars.export', 'user', 'dev'],
       ['vars.pull', 'token', 'dev'],
     ]);

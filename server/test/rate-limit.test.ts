@@ -8,6 +8,7 @@ import {
   dialectName,
   freePort,
   freshPgSchema,
+  loginSession,
   type Res,
   type ServerProcess,
   signupUser,
@@ -18,11 +19,11 @@ import {
 } from './harness.js';
 
 const login = (app: TestApp | ServerProcess, body: unknown, headers: Record<string, string> = {}) =>
-  app.request('POST', '/v1/auth/login', { body, headers });
+  app.request('POST', '/v1/auth/login', { body, headers, schema: loginSession });
 
 function expectRateLimited(res: Res, maxSeconds: number) {
   expect(res.status).toBe(429);
-  expect(res.body).toEqual({ error: { code: 'RATE_LIMIT', message: expect.any(String), field: '' } });
+  expect(res.error).toEqual({ code: 'RATE_LIMIT', message: expect.any(String), field: '' });
   const retry = Number(res.headers.get('retry-after'));
   expect(retry).toBeGreaterThanOrEqual(1);
   expect(retry).toBeLessThanOrEqual(maxSeconds);

@@ -1,13 +1,16 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type WebhookPayload, webhookPayload } from '@svcenv/contract';
+import { z } from 'zod';
 
 export interface Received {
   path: string;
   headers: IncomingHttpHeaders;
   /** The exact bytes of the body, as sent. */
   raw: Buffer;
-  body: any;
+  /** The body as sent, once it is checked to be a webhook payload of the contract (reading it throws otherwise). */
+  body: WebhookPayload;
   /** Real time of arrival. */
   at: number;
 }
@@ -28,11 +31,15 @@ export async function startReceiver(port = 0) {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      let body: any = null;
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {}
-      const r: Received = { path: req.url ?? '', headers: req.headers, raw, body, at: Date.now() };
+      const r: Received = {
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        get body() {
+          return payloadOf(raw);
+        },
+        at: Date.now(),
+      };
       received.push(r);
       const a = answer(r, received.length - 1);
       if ('hangMs' in a) {
@@ -80,8 +87,23 @@ export async function startReceiver(port = 0) {
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
+function payloadOf(raw: Buffer): WebhookPayload {
+  const text = raw.toString('utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`a webhook delivery whose body is not JSON: ${text}`);
+  }
+  const result = webhookPayload.safeParse(json);
+  if (!result.success)
+    throw new Error(`a webhook payload outside the contract: ${z.prettifyError(result.error)}\n${text}`);
+  // As sent, not the parsed copy, which would drop a field the contract does not name.
+  return json as WebhookPayload;
+}
+
 /**
- * The receiver's side of spec "Delivery" 1-2, as docs/webhooks.md shows it: HMAC-SHA256 of the exact raw
+ * The receiver's side of spec delivery rules 1-2, as docs/webhooks.md shows it: HMAC-SHA256 of the exact raw
  * bytes with the secret, compared in constant time with the X-Svcenv-Signature header.
  */
 export function signatureValid(r: Received, secret: string): boolean {

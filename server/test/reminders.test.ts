@@ -1,3 +1,4 @@
+import { sessionResponse, updateVarResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DbHandle, migrate, openDb } from '../src/db/index.js';
 import { scanExpiringVariables } from '../src/jobs/expiry-reminders.js';
@@ -31,7 +32,7 @@ describe(`expiry reminders (${dialectName}, D37)`, () => {
   });
 
   async function join(ownerJwt: string, name: string, role: 'Owner' | 'Member') {
-    const session = await app.request('GET', '/v1/auth/session', { token: ownerJwt });
+    const session = await app.request('GET', '/v1/auth/session', { token: ownerJwt, schema: sessionResponse });
     const u = await signupUser(app, name);
     await app.db.db
       .insertInto('workspace_members')
@@ -62,6 +63,7 @@ describe(`expiry reminders (${dialectName}, D37)`, () => {
       const res = await app.request('PUT', `/v1/projects/${p.id}/envs/${env}/vars/${key}`, {
         token: owner.jwt,
         body: { expiresAt: new Date(at).toISOString() },
+        schema: updateVarResponse,
       });
       expect(res.status).toBe(200);
     };

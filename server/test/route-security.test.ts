@@ -1,17 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
+import { apiOperations, createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
 
 /**
  * One security suite over every route the OpenAPI document lists, so a new route is covered the day it is
  * added: no credential and a forged credential are 401 in the error shape; an access token on a JWT-only
- * area (D10) is 401; a JWT on pull is 401 (rule 8).
+ * area (D10) is 401; a JWT on pull is 401 (spec variables rule 8).
  */
 const PUBLIC = new Set([
   'POST /v1/auth/signup',
   'POST /v1/auth/login',
   'POST /v1/auth/verify-email',
   'POST /v1/auth/verify-mfa',
+  'POST /v1/auth/forgot-password',
+  'POST /v1/auth/reset-password',
+  'GET /v1/auth/invite',
   'GET /healthz',
+  'GET /readyz',
+  'POST /v1/auth/logout',
   'GET /v1/cli/latest',
   'GET /v1/cli/download/{os}/{arch}',
 ]);
@@ -39,16 +44,7 @@ describe(`every route's credential checks (${dialectName})`, () => {
   let jwt: string;
   beforeAll(async () => {
     app = await startApp();
-    const doc = (await app.request('GET', '/v1/openapi.json')).body;
-    routes = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown[] }>>).flatMap(
-      ([path, ops]) =>
-        Object.entries(ops).map(([m, op]) => ({
-          method: m.toUpperCase(),
-          path,
-          url: concrete(path),
-          public: op.security?.length === 0,
-        })),
-    );
+    routes = (await apiOperations(app)).map((op) => ({ ...op, url: concrete(op.path) }));
     const u = await signupUser(app);
     jwt = u.jwt;
     token = (await createToken(app, jwt, { scope: 'write' })).token;
@@ -79,7 +75,7 @@ describe(`every route's credential checks (${dialectName})`, () => {
           body: body(r.method),
         });
         expect(res.status, `${r.method} ${r.path} with ${auth ?? 'nothing'}`).toBe(401);
-        expect(res.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), field: '' } });
+        expect(res.error).toEqual({ code: 'UNAUTHORIZED', message: expect.any(String), field: '' });
         checked++;
       }
     }

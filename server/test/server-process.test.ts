@@ -9,6 +9,7 @@ import {
   createProject,
   createToken,
   freshPgSchema,
+  projectList,
   rawConnection,
   repoRoot,
   signupUser,
@@ -107,7 +108,7 @@ describe('the server process (main.ts)', () => {
     // Acknowledged means kept: a new instance on the same data lists it.
     const again = await startServer({ dataDir: srv.dataDir, env: pg.env });
     try {
-      const list = await again.request('GET', '/v1/projects', { token: jwt });
+      const list = await again.request('GET', '/v1/projects', { token: jwt, schema: projectList });
       expect(JSON.stringify(list.body)).toContain('made-during-stop');
     } finally {
       await again.stop();

@@ -1,6 +1,35 @@
+import {
+  acceptInviteResponse,
+  auditPage,
+  authResponse,
+  billing,
+  connections,
+  inviteAddedResponse,
+  inviteSentResponse,
+  invitesResponse,
+  member as memberSchema,
+  membersResponse,
+  projectMember,
+  projectMembersResponse,
+  sessionResponse,
+  stats,
+  switchWorkspaceResponse,
+  workspace,
+} from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { ManualClock } from '../src/lib/clock.js';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  loginSession,
+  projectList,
+  signupUser,
+  startApp,
+  type TestApp,
+  upsert,
+} from './harness.js';
 import { startSmtpCapture } from './smtp.js';
 
 describe(`workspace and team (${dialectName})`, () => {
@@ -16,18 +45,37 @@ describe(`workspace and team (${dialectName})`, () => {
     await smtp.stop();
   });
 
-  const session = async (jwt: string) => (await app.request('GET', '/v1/auth/session', { token: jwt })).body.user;
+  /** The body of a GET that must succeed, checked against `schema`. */
+  const get = async <S extends z.ZodType>(path: string, jwt: string, schema: S) => {
+    const res = await app.request('GET', path, { token: jwt, schema });
+    expect(res.status, `GET ${path}: ${res.text}`).toBe(200);
+    return res.body;
+  };
+  const session = async (jwt: string) => (await get('/v1/auth/session', jwt, sessionResponse)).user;
+  /** A session in the inviting Owner's workspace for a member the Owner added. */
+  const switchTo = async (jwt: string, workspaceId: string) =>
+    (
+      await app.request('POST', '/v1/auth/switch-workspace', {
+        token: jwt,
+        body: { workspaceId },
+        schema: switchWorkspaceResponse,
+      })
+    ).body.token;
 
   it('shows and renames the workspace (Owner only), with billing, stats and connections', async () => {
     const owner = await signupUser(app, 'Olga');
-    const ws = await app.request('GET', '/v1/workspace', { token: owner.jwt });
+    const ws = await app.request('GET', '/v1/workspace', { token: owner.jwt, schema: workspace });
     expect(ws.status).toBe(200);
     expect(ws.body).toEqual({
       id: expect.any(String),
       name: "Olga's workspace",
       slug: expect.stringMatching(/^olga-s-workspace/),
     });
-    const renamed = await app.request('PATCH', '/v1/workspace', { token: owner.jwt, body: { name: 'Acme' } });
+    const renamed = await app.request('PATCH', '/v1/workspace', {
+      token: owner.jwt,
+      body: { name: 'Acme' },
+      schema: workspace,
+    });
     expect(renamed.body).toEqual({ ...ws.body, name: 'Acme' });
     const p = await createProject(app, owner.jwt);
     await upsert(
@@ -43,31 +91,32 @@ describe(`workspace and team (${dialectName})`, () => {
     const t1 = await createToken(app, owner.jwt);
     await createToken(app, owner.jwt, { expiresIn: 30 });
     await createToken(app, owner.jwt).then((t) => app.request('DELETE', `/v1/tokens/${t.id}`, { token: owner.jwt }));
-    expect((await app.request('GET', '/v1/workspace/billing', { token: owner.jwt })).body).toEqual({
+    expect(await get('/v1/workspace/billing', owner.jwt, billing)).toEqual({
       plan: 'free',
       limits: { projects: 3, members: 3, envsPerProject: 3 },
       usage: { projects: 1, members: 1 },
     });
-    expect((await app.request('GET', '/v1/workspace/stats', { token: owner.jwt })).body).toEqual({
+    expect(await get('/v1/workspace/stats', owner.jwt, stats)).toEqual({
       memberCount: 1,
       projectCount: 1,
       variableCount: 4,
       tokenCount: 2,
     });
     clock.advance(31 * 86400_000);
-    const fresh = (
-      await app.request('POST', '/v1/auth/login', { body: { email: owner.email, password: owner.password } })
-    ).body.token;
-    expect((await app.request('GET', '/v1/workspace/stats', { token: fresh })).body.tokenCount).toBe(1);
+    const fresh = await app.request('POST', '/v1/auth/login', {
+      body: { email: owner.email, password: owner.password },
+      schema: loginSession,
+    });
+    expect((await get('/v1/workspace/stats', fresh.body.token, stats)).tokenCount).toBe(1);
     clock.set(new Date());
-    expect((await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body).toEqual({
+    expect(await get('/v1/workspace/connections', owner.jwt, connections)).toEqual({
       operator: { connected: false, lastSync: null },
     });
     await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, {
       token: t1.token,
       headers: { 'x-svcenv-client': 'operator' },
     });
-    const first = (await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator;
+    const first = (await get('/v1/workspace/connections', owner.jwt, connections)).operator;
     expect(first.connected).toBe(true);
     // D18: the latest one, even seconds after the previous (an earlier version wrote once per 10 s).
     clock.advance(3_000);
@@ -75,20 +124,18 @@ describe(`workspace and team (${dialectName})`, () => {
       token: t1.token,
       headers: { 'x-svcenv-client': 'operator' },
     });
-    const conn = (await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator;
-    expect(Date.parse(conn.lastSync) - Date.parse(first.lastSync)).toBe(3_000);
+    const conn = (await get('/v1/workspace/connections', owner.jwt, connections)).operator;
+    expect(Date.parse(conn.lastSync!) - Date.parse(first.lastSync!)).toBe(3_000);
     // A pull that commits after a later one does not move it back.
     clock.advance(-1_000);
     await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, {
       token: t1.token,
       headers: { 'x-svcenv-client': 'operator' },
     });
-    expect((await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator.lastSync).toBe(
-      conn.lastSync,
-    );
+    expect((await get('/v1/workspace/connections', owner.jwt, connections)).operator.lastSync).toBe(conn.lastSync);
     clock.advance(1_000);
     clock.advance(11 * 60_000);
-    expect((await app.request('GET', '/v1/workspace/connections', { token: owner.jwt })).body.operator).toEqual({
+    expect((await get('/v1/workspace/connections', owner.jwt, connections)).operator).toEqual({
       connected: false,
       lastSync: conn.lastSync,
     });
@@ -101,6 +148,7 @@ describe(`workspace and team (${dialectName})`, () => {
     const added = await app.request('POST', '/v1/workspace/invites', {
       token: owner.jwt,
       body: { email: ` ${existing.email.toUpperCase()}  `, wsRole: 'Member' },
+      schema: inviteAddedResponse,
     });
     expect(added.status).toBe(200);
     expect(added.body).toEqual({ userId: existing.user.id, name: 'Erin', wsRole: 'Member' });
@@ -120,14 +168,15 @@ describe(`workspace and team (${dialectName})`, () => {
     const sent = await app.request('POST', '/v1/workspace/invites', {
       token: owner.jwt,
       body: { email: newcomer, wsRole: 'Owner' },
+      schema: inviteSentResponse,
     });
     expect(sent.status).toBe(202);
     expect(sent.body).toEqual({ invited: true, email: newcomer });
     const mail = await smtp.waitFor(newcomer);
     const token = /https:\/\/svcenv\.example\.test\/invite\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1];
     expect(token).toBeTruthy();
-    const pending = await app.request('GET', '/v1/workspace/invites', { token: owner.jwt });
-    expect(pending.body.invites).toEqual([expect.objectContaining({ email: newcomer, wsRole: 'Owner' })]);
+    const pending = await get('/v1/workspace/invites', owner.jwt, invitesResponse);
+    expect(pending.invites).toEqual([expect.objectContaining({ email: newcomer, wsRole: 'Owner' })]);
 
     const stranger = await signupUser(app, 'Stranger');
     expect((await app.request('POST', '/v1/auth/accept-invite', { token: stranger.jwt, body: { token } })).status).toBe(
@@ -135,8 +184,13 @@ describe(`workspace and team (${dialectName})`, () => {
     );
     const res = await app.request('POST', '/v1/auth/signup', {
       body: { name: 'Nina', email: newcomer, password: 'password-123' },
+      schema: authResponse,
     });
-    const accepted = await app.request('POST', '/v1/auth/accept-invite', { token: res.body.token, body: { token } });
+    const accepted = await app.request('POST', '/v1/auth/accept-invite', {
+      token: res.body.token,
+      body: { token },
+      schema: acceptInviteResponse,
+    });
     expect(accepted.status).toBe(200);
     const ownerWs = await session(owner.jwt);
     expect(accepted.body).toEqual({
@@ -149,8 +203,8 @@ describe(`workspace and team (${dialectName})`, () => {
     expect(
       (await app.request('POST', '/v1/auth/accept-invite', { token: res.body.token, body: { token } })).status,
     ).toBe(404);
-    const members = (await app.request('GET', '/v1/workspace/members', { token: owner.jwt })).body.members;
-    expect(members.map((m: any) => [m.name, m.wsRole]).sort()).toEqual([
+    const { members } = await get('/v1/workspace/members', owner.jwt, membersResponse);
+    expect(members.map((m) => [m.name, m.wsRole]).sort()).toEqual([
       ['Erin', 'Member'],
       ['Nina', 'Owner'],
       ['Owen', 'Owner'],
@@ -162,9 +216,7 @@ describe(`workspace and team (${dialectName})`, () => {
       body: { workspaceId: own.workspaceId },
     });
     expect(back.status).toBe(200);
-    const audit = (await app.request('GET', '/v1/workspace/audit?limit=10', { token: owner.jwt })).body.logs.map(
-      (l: any) => l.action,
-    );
+    const audit = (await get('/v1/workspace/audit?limit=10', owner.jwt, auditPage)).logs.map((l) => l.action);
     expect(audit).toEqual(expect.arrayContaining(['member.add', 'member.invite']));
   });
 
@@ -176,16 +228,20 @@ describe(`workspace and team (${dialectName})`, () => {
     const late = await signupUser(app, 'Late');
     await app.db.db.updateTable('users').set({ email }).where('id', '=', late.user.id).execute();
     clock.advance(7 * 86400_000 + 1000);
-    const jwt = (await app.request('POST', '/v1/auth/login', { body: { email, password: late.password } })).body.token;
+    const login = await app.request('POST', '/v1/auth/login', {
+      body: { email, password: late.password },
+      schema: loginSession,
+    });
+    const jwt = login.body.token;
     expect((await app.request('POST', '/v1/auth/accept-invite', { token: jwt, body: { token } })).status).toBe(404);
     clock.set(new Date());
     const second = `revoked-${Date.now()}@example.test`;
     await app.request('POST', '/v1/workspace/invites', { token: owner.jwt, body: { email: second, wsRole: 'Member' } });
-    const inv = (await app.request('GET', '/v1/workspace/invites', { token: owner.jwt })).body.invites.find(
-      (i: any) => i.email === second,
+    const inv = (await get('/v1/workspace/invites', owner.jwt, invitesResponse)).invites.find(
+      (i) => i.email === second,
     );
-    expect((await app.request('DELETE', `/v1/workspace/invites/${inv.id}`, { token: owner.jwt })).status).toBe(204);
-    expect((await app.request('DELETE', `/v1/workspace/invites/${inv.id}`, { token: owner.jwt })).status).toBe(404);
+    expect((await app.request('DELETE', `/v1/workspace/invites/${inv!.id}`, { token: owner.jwt })).status).toBe(204);
+    expect((await app.request('DELETE', `/v1/workspace/invites/${inv!.id}`, { token: owner.jwt })).status).toBe(404);
   });
 
   it('keeps the invite when the SMTP server is down and delivers it once it recovers', async () => {
@@ -230,6 +286,7 @@ describe(`workspace and team (${dialectName})`, () => {
     const promote = await app.request('PATCH', `/v1/workspace/members/${other.user.id}`, {
       token: owner.jwt,
       body: { wsRole: 'Owner' },
+      schema: memberSchema,
     });
     expect(promote.status).toBe(200);
     expect(promote.body).toEqual({
@@ -243,10 +300,11 @@ describe(`workspace and team (${dialectName})`, () => {
     const again = await app.request('PATCH', `/v1/workspace/members/${other.user.id}`, {
       token: owner.jwt,
       body: { wsRole: 'Owner' },
+      schema: memberSchema,
     });
     expect(again.body).toEqual(promote.body);
-    const logs = (await app.request('GET', '/v1/workspace/audit', { token: owner.jwt })).body.logs;
-    expect(logs.filter((l: { action: string }) => l.action === 'member.role_change')).toHaveLength(1);
+    const { logs } = await get('/v1/workspace/audit', owner.jwt, auditPage);
+    expect(logs.filter((l) => l.action === 'member.role_change')).toHaveLength(1);
     expect((await app.request('DELETE', `/v1/workspace/members/${me}`, { token: owner.jwt })).status).toBe(403);
     expect(
       (await app.request('PATCH', `/v1/workspace/members/${me}`, { token: owner.jwt, body: { wsRole: 'Member' } }))
@@ -284,9 +342,7 @@ describe(`workspace and team (${dialectName})`, () => {
       token: owner.jwt,
       body: { role: 'Developer' },
     });
-    const jwt = (
-      await app.request('POST', '/v1/auth/switch-workspace', { token: member.jwt, body: { workspaceId: wsId } })
-    ).body.token;
+    const jwt = await switchTo(member.jwt, wsId);
     const tok = await createToken(app, jwt, { scope: 'read' });
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: tok.token })).status).toBe(200);
     expect((await app.request('GET', `/v1/projects/${p.id}`, { token: jwt })).status).toBe(200);
@@ -295,8 +351,8 @@ describe(`workspace and team (${dialectName})`, () => {
     );
     expect((await app.request('GET', `/v1/projects/${p.id}`, { token: jwt })).status).toBe(401);
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: tok.token })).status).toBe(401);
-    const pm = (await app.request('GET', `/v1/projects/${p.id}/members`, { token: owner.jwt })).body.members;
-    expect(pm.map((m: any) => m.userId)).not.toContain(member.user.id);
+    const pm = (await get(`/v1/projects/${p.id}/members`, owner.jwt, projectMembersResponse)).members;
+    expect(pm.map((m) => m.userId)).not.toContain(member.user.id);
     expect((await app.request('DELETE', `/v1/workspace/members/${member.user.id}`, { token: owner.jwt })).status).toBe(
       404,
     );
@@ -316,17 +372,18 @@ describe(`workspace and team (${dialectName})`, () => {
     const link = /invite\?token=([A-Za-z0-9_-]+)/.exec((await smtp.waitFor(email)).text)![1];
     const signup = await app.request('POST', '/v1/auth/signup', {
       body: { name: 'Dee', email, password: 'pw-long-enough' },
+      schema: authResponse,
     });
     expect(signup.status).toBe(201);
     const added = await app.request('POST', '/v1/workspace/invites', {
       token: owner.jwt,
       body: { email, wsRole: 'Member' },
+      schema: inviteAddedResponse,
     });
     expect(added.status).toBe(200);
-    const invites = (await app.request('GET', '/v1/workspace/invites', { token: owner.jwt })).body.invites;
-    expect(invites.map((i: any) => i.email)).not.toContain(email);
-    const billing = (await app.request('GET', '/v1/workspace/billing', { token: owner.jwt })).body;
-    expect(billing.usage.members).toBe(2);
+    const { invites } = await get('/v1/workspace/invites', owner.jwt, invitesResponse);
+    expect(invites.map((i) => i.email)).not.toContain(email);
+    expect((await get('/v1/workspace/billing', owner.jwt, billing)).usage.members).toBe(2);
     const userId = added.body.userId;
     expect((await app.request('DELETE', `/v1/workspace/members/${userId}`, { token: owner.jwt })).status).toBe(204);
     const back = await app.request('POST', '/v1/auth/accept-invite', {
@@ -334,8 +391,8 @@ describe(`workspace and team (${dialectName})`, () => {
       body: { token: link },
     });
     expect(back.status).toBe(404);
-    const members = (await app.request('GET', '/v1/workspace/members', { token: owner.jwt })).body.members;
-    expect(members.map((m: any) => m.id)).not.toContain(userId);
+    const { members } = await get('/v1/workspace/members', owner.jwt, membersResponse);
+    expect(members.map((m) => m.id)).not.toContain(userId);
   });
 
   it('limits members on the free plan, counting pending invites (D15)', async () => {
@@ -353,8 +410,8 @@ describe(`workspace and team (${dialectName})`, () => {
       body: { email: `c-${Date.now()}@example.test`, wsRole: 'Member' },
     });
     expect(third.status).toBe(403);
-    expect(third.body.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'members' });
-    expect((await app.request('GET', '/v1/workspace/billing', { token: owner.jwt })).body.usage.members).toBe(3);
+    expect(third.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'members' });
+    expect((await get('/v1/workspace/billing', owner.jwt, billing)).usage.members).toBe(3);
   });
 
   it('manages project members and per-environment overrides (D22)', async () => {
@@ -365,15 +422,14 @@ describe(`workspace and team (${dialectName})`, () => {
       token: owner.jwt,
       body: { email: dev.email, wsRole: 'Member' },
     });
-    const devJwt = (
-      await app.request('POST', '/v1/auth/switch-workspace', { token: dev.jwt, body: { workspaceId: wsId } })
-    ).body.token;
+    const devJwt = await switchTo(dev.jwt, wsId);
     const p = await createProject(app, owner.jwt);
     expect((await app.request('GET', `/v1/projects/${p.id}`, { token: devJwt })).status).toBe(404);
-    expect((await app.request('GET', '/v1/projects', { token: devJwt })).body.projects).toEqual([]);
+    expect((await get('/v1/projects', devJwt, projectList)).projects).toEqual([]);
     const set = await app.request('PUT', `/v1/projects/${p.id}/members/${dev.user.id}`, {
       token: owner.jwt,
       body: { role: 'Developer' },
+      schema: projectMember,
     });
     expect(set.body).toEqual({
       userId: dev.user.id,
@@ -386,6 +442,7 @@ describe(`workspace and team (${dialectName})`, () => {
     const grant = await app.request('PUT', `/v1/projects/${p.id}/members/${dev.user.id}/envs/prod`, {
       token: owner.jwt,
       body: { permission: 'read' },
+      schema: projectMember,
     });
     expect(grant.body.envPermissions).toEqual({ prod: 'read' });
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/prod/vars`, { token: devJwt })).status).toBe(200);
@@ -395,8 +452,8 @@ describe(`workspace and team (${dialectName})`, () => {
         .status,
     ).toBe(204);
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/prod/vars`, { token: devJwt })).status).toBe(403);
-    const list = (await app.request('GET', `/v1/projects/${p.id}/members`, { token: owner.jwt })).body.members;
-    expect(list.map((m: any) => [m.name, m.role])).toEqual([
+    const list = (await get(`/v1/projects/${p.id}/members`, owner.jwt, projectMembersResponse)).members;
+    expect(list.map((m) => [m.name, m.role])).toEqual([
       ['Dev', 'Developer'],
       ['Pat', 'Admin'],
     ]);
@@ -420,9 +477,7 @@ describe(`workspace and team (${dialectName})`, () => {
       (await app.request('DELETE', `/v1/projects/${p.id}/members/${dev.user.id}`, { token: owner.jwt })).status,
     ).toBe(204);
     expect((await app.request('GET', `/v1/projects/${p.id}`, { token: devJwt })).status).toBe(404);
-    const audit = (await app.request('GET', `/v1/projects/${p.id}/audit`, { token: owner.jwt })).body.logs.map(
-      (l: any) => l.action,
-    );
+    const audit = (await get(`/v1/projects/${p.id}/audit`, owner.jwt, auditPage)).logs.map((l) => l.action);
     expect(audit).toEqual(
       expect.arrayContaining(['project_member.set', 'env_permission.set', 'project_member.remove']),
     );

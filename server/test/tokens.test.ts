@@ -1,7 +1,18 @@
+import { auditPage, createTokenResponse, listTokensResponse, rotateTokenResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
 import { tokenChecksumValid } from '../src/lib/ids.js';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  loginSession,
+  projectList,
+  signupUser,
+  startApp,
+  type TestApp,
+  upsert,
+} from './harness.js';
 
 describe(`access tokens (${dialectName})`, () => {
   let app: TestApp;
@@ -17,6 +28,7 @@ describe(`access tokens (${dialectName})`, () => {
     const res = await app.request('POST', '/v1/tokens', {
       token: jwt,
       body: { name: 'ci', envs: ['dev'], projectId: p.id, expiresIn: 30 },
+      schema: createTokenResponse,
     });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -30,7 +42,7 @@ describe(`access tokens (${dialectName})`, () => {
     });
     expect(res.body.token).toMatch(/^tok_live_[0-9A-Za-z]{38}$/);
     expect(tokenChecksumValid(res.body.token)).toBe(true);
-    expect(Date.parse(res.body.expiresAt) - clock.now().getTime()).toBeCloseTo(30 * 86400_000, -4);
+    expect(Date.parse(res.body.expiresAt!) - clock.now().getTime()).toBeCloseTo(30 * 86400_000, -4);
     const row = await app.db.db
       .selectFrom('access_tokens')
       .selectAll()
@@ -38,7 +50,7 @@ describe(`access tokens (${dialectName})`, () => {
       .executeTakeFirstOrThrow();
     expect(row.token_hash).toMatch(/^\$2[aby]\$10\$/);
     expect(JSON.stringify(row)).not.toContain(res.body.token);
-    const list = await app.request('GET', '/v1/tokens', { token: jwt });
+    const list = await app.request('GET', '/v1/tokens', { token: jwt, schema: listTokensResponse });
     expect(list.body.tokens).toEqual([
       {
         id: res.body.id,
@@ -66,7 +78,7 @@ describe(`access tokens (${dialectName})`, () => {
     ] as const) {
       const res = await app.request('POST', '/v1/tokens', { token: jwt, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.error.field).toBe(field);
+      expect(res.error.field).toBe(field);
     }
     for (const expiresIn of [90, 365, null]) {
       expect(
@@ -83,12 +95,12 @@ describe(`access tokens (${dialectName})`, () => {
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: devOnly.token })).status).toBe(200);
     const prod = await app.request('GET', `/v1/projects/${p.id}/envs/prod/pull`, { token: devOnly.token });
     expect(prod.status).toBe(403);
-    expect(prod.body.error.code).toBe('FORBIDDEN');
+    expect(prod.error.code).toBe('FORBIDDEN');
     expect((await app.request('GET', `/v1/projects/${other.id}/envs/dev/pull`, { token: devOnly.token })).status).toBe(
       403,
     );
-    const listed = await app.request('GET', '/v1/projects', { token: devOnly.token });
-    expect(listed.body.projects.map((x: any) => x.id)).toEqual([p.id]);
+    const listed = await app.request('GET', '/v1/projects', { token: devOnly.token, schema: projectList });
+    expect(listed.body.projects.map((x) => x.id)).toEqual([p.id]);
     const push = await app.request('POST', `/v1/projects/${p.id}/vars`, {
       token: devOnly.token,
       body: { envs: ['dev'], items: [{ key: 'A', value: 'b' }] },
@@ -123,7 +135,7 @@ describe(`access tokens (${dialectName})`, () => {
     const old = await createToken(app, jwt, { envs: ['dev'], scope: 'deploy' });
     const url = `/v1/projects/${p.id}/envs/dev/pull`;
     expect((await app.request('GET', url, { token: old.token })).status).toBe(200);
-    const rot = await app.request('POST', `/v1/tokens/${old.id}/rotate`, { token: jwt });
+    const rot = await app.request('POST', `/v1/tokens/${old.id}/rotate`, { token: jwt, schema: rotateTokenResponse });
     expect(rot.status).toBe(200);
     expect(rot.body).toEqual({
       id: expect.any(String),
@@ -142,15 +154,16 @@ describe(`access tokens (${dialectName})`, () => {
     const t = await createToken(app, owner.jwt, { expiresIn: 30 });
     const withInput = await app.request('POST', `/v1/tokens/${t.id}/rotate`, { token: owner.jwt, body: { x: 1 } });
     expect(withInput.status).toBe(400);
-    expect(withInput.body.error).toMatchObject({ code: 'VALIDATION', field: 'x' });
+    expect(withInput.error).toMatchObject({ code: 'VALIDATION', field: 'x' });
     clock.advance(31 * 86400_000);
     try {
       const login = await app.request('POST', '/v1/auth/login', {
         body: { email: owner.email, password: owner.password },
+        schema: loginSession,
       });
       const res = await app.request('POST', `/v1/tokens/${t.id}/rotate`, { token: login.body.token });
       expect(res.status).toBe(409);
-      expect(res.body.error).toEqual({ code: 'CONFLICT', message: expect.stringContaining('expired'), field: '' });
+      expect(res.error).toEqual({ code: 'CONFLICT', message: expect.stringContaining('expired'), field: '' });
     } finally {
       clock.set(new Date());
     }
@@ -180,8 +193,8 @@ describe(`access tokens (${dialectName})`, () => {
     const t = await createToken(app, jwt);
     await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: t.token });
     await new Promise((r) => setTimeout(r, 50));
-    const list = await app.request('GET', '/v1/tokens', { token: jwt });
-    expect(list.body.tokens.find((x: any) => x.id === t.id).lastUsedAt).not.toBeNull();
+    const list = await app.request('GET', '/v1/tokens', { token: jwt, schema: listTokensResponse });
+    expect(list.body.tokens.find((x) => x.id === t.id)?.lastUsedAt).not.toBeNull();
   });
 
   it('lets a write token of the Owner manage variables across the project', async () => {
@@ -189,7 +202,7 @@ describe(`access tokens (${dialectName})`, () => {
     const p = await createProject(app, jwt);
     const w = await createToken(app, jwt, { scope: 'write' });
     await upsert(app, w.token, p.id, ['dev', 'prod'], [{ key: 'K', value: 'v', type: 'plain' }]);
-    const audit = (await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt })).body.logs[0];
-    expect(audit).toMatchObject({ action: 'vars.bulk_upsert', actorType: 'token', actorId: w.id });
+    const audit = await app.request('GET', `/v1/projects/${p.id}/audit`, { token: jwt, schema: auditPage });
+    expect(audit.body.logs[0]).toMatchObject({ action: 'vars.bulk_upsert', actorType: 'token', actorId: w.id });
   });
 });

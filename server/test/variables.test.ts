@@ -1,3 +1,10 @@
+import {
+  bulkDeleteResponse,
+  historyResponse,
+  listVarsResponse,
+  restoreResponse,
+  updateVarResponse,
+} from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
 
@@ -39,9 +46,9 @@ describe(`variables (${dialectName})`, () => {
       ],
     );
     expect(second).toEqual({ created: ['NEW'], updated: ['MODE'] });
-    const list = await app.request('GET', `${base}/vars`, { token: jwt });
+    const list = await app.request('GET', `${base}/vars`, { token: jwt, schema: listVarsResponse });
     expect(list.status).toBe(200);
-    expect(list.body.vars.map((v: any) => [v.key, v.value, v.type])).toEqual([
+    expect(list.body.vars.map((v) => [v.key, v.value, v.type])).toEqual([
       ['DB_URL', '***', 'secret'],
       ['MODE', 'info', 'plain'],
       ['NEW', 'n', 'plain'],
@@ -53,10 +60,13 @@ describe(`variables (${dialectName})`, () => {
       updatedAt: expect.any(String),
       expiresAt: null,
     });
-    const revealed = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt });
-    expect(revealed.body.vars[0].value).toBe('postgres://x');
-    const staging = await app.request('GET', `/v1/projects/${p.id}/envs/staging/vars?reveal=true`, { token: jwt });
-    expect(staging.body.vars.find((v: any) => v.key === 'MODE').value).toBe('debug');
+    const revealed = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt, schema: listVarsResponse });
+    expect(revealed.body.vars[0]?.value).toBe('postgres://x');
+    const staging = await app.request('GET', `/v1/projects/${p.id}/envs/staging/vars?reveal=true`, {
+      token: jwt,
+      schema: listVarsResponse,
+    });
+    expect(staging.body.vars.find((v) => v.key === 'MODE')?.value).toBe('debug');
   });
 
   it('refuses bad keys, values, types and sizes with 400 naming the field, changing nothing (D24)', async () => {
@@ -88,7 +98,7 @@ describe(`variables (${dialectName})`, () => {
     for (const [body, field] of cases) {
       const res = await app.request('POST', `/v1/projects/${p.id}/vars`, { token: jwt, body });
       expect(res.status, field).toBe(400);
-      expect(res.body.error, field).toMatchObject({ code: 'VALIDATION', field });
+      expect(res.error, field).toMatchObject({ code: 'VALIDATION', field });
     }
     const notJson = await app.request('POST', `/v1/projects/${p.id}/vars`, {
       token: jwt,
@@ -96,20 +106,20 @@ describe(`variables (${dialectName})`, () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(notJson.status).toBe(400);
-    expect(notJson.body.error.code).toBe('VALIDATION');
+    expect(notJson.error.code).toBe('VALIDATION');
     const huge = await app.request('POST', `/v1/projects/${p.id}/vars`, {
       token: jwt,
       rawBody: `{"x":"${'a'.repeat(17 * 1024 * 1024)}"}`,
       headers: { 'content-type': 'application/json' },
     });
     expect(huge.status).toBe(413);
-    expect(huge.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(huge.error.code).toBe('PAYLOAD_TOO_LARGE');
     const unknownEnv = await app.request('POST', `/v1/projects/${p.id}/vars`, {
       token: jwt,
       body: { envs: ['dev', 'nope'], items: [{ key: 'A', value: 'x' }] },
     });
     expect(unknownEnv.status).toBe(404);
-    expect((await app.request('GET', `${base}/vars`, { token: jwt })).body.vars).toEqual([]);
+    expect((await app.request('GET', `${base}/vars`, { token: jwt, schema: listVarsResponse })).body.vars).toEqual([]);
     expect((await app.request('GET', `${base}/vars/..%2Fetc/history`, { token: jwt })).status).toBe(400);
   });
 
@@ -119,6 +129,7 @@ describe(`variables (${dialectName})`, () => {
     const put = await app.request('PUT', `${base}/vars/API_KEY`, {
       token: jwt,
       body: { value: 'newvalue', type: 'plain', expiresAt: '2030-01-01T00:00:00Z' },
+      schema: updateVarResponse,
     });
     expect(put.status).toBe(200);
     expect(put.body).toEqual({
@@ -131,12 +142,12 @@ describe(`variables (${dialectName})`, () => {
     const cleared = await app.request('PUT', `${base}/vars/API_KEY`, {
       token: jwt,
       body: { clearExpiry: true, type: 'secret' },
+      schema: updateVarResponse,
     });
     expect(cleared.body).toMatchObject({ value: '***', type: 'secret', expiresAt: null });
     expect((await app.request('PUT', `${base}/vars/MISSING`, { token: jwt, body: { value: 'x' } })).status).toBe(404);
     expect(
-      (await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { expiresAt: 'tomorrow' } })).body.error
-        .field,
+      (await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: { expiresAt: 'tomorrow' } })).error.field,
     ).toBe('expiresAt');
     expect(
       (
@@ -147,11 +158,15 @@ describe(`variables (${dialectName})`, () => {
       ).status,
     ).toBe(400);
     // An empty PUT changes nothing, so it is refused rather than recorded as an update.
-    const historyBefore = (await app.request('GET', `${base}/vars/API_KEY/history`, { token: jwt })).body.history;
+    const historyBefore = (
+      await app.request('GET', `${base}/vars/API_KEY/history`, { token: jwt, schema: historyResponse })
+    ).body.history;
     const empty = await app.request('PUT', `${base}/vars/API_KEY`, { token: jwt, body: {} });
     expect(empty.status).toBe(400);
-    expect(empty.body.error).toMatchObject({ code: 'VALIDATION', field: 'body' });
-    const historyAfter = (await app.request('GET', `${base}/vars/API_KEY/history`, { token: jwt })).body.history;
+    expect(empty.error).toMatchObject({ code: 'VALIDATION', field: 'body' });
+    const historyAfter = (
+      await app.request('GET', `${base}/vars/API_KEY/history`, { token: jwt, schema: historyResponse })
+    ).body.history;
     expect(historyAfter).toEqual(historyBefore);
   });
 
@@ -169,23 +184,30 @@ describe(`variables (${dialectName})`, () => {
     const bulk = await app.request('POST', `${base}/vars:bulkDelete`, {
       token: jwt,
       body: { keys: ['B', 'C', 'ZZZ'] },
+      schema: bulkDeleteResponse,
     });
     expect(bulk.status).toBe(200);
     expect(bulk.body).toEqual({ deleted: 2 });
-    expect((await app.request('GET', `${base}/vars`, { token: jwt })).body.vars.map((v: any) => v.key)).toEqual(['D']);
-    const hist = await app.request('GET', `${base}/vars/A/history?reveal=true`, { token: jwt });
-    expect(hist.body.history.map((h: any) => [h.action, h.value])).toEqual([
+    expect(
+      (await app.request('GET', `${base}/vars`, { token: jwt, schema: listVarsResponse })).body.vars.map((v) => v.key),
+    ).toEqual(['D']);
+    const hist = await app.request('GET', `${base}/vars/A/history?reveal=true`, {
+      token: jwt,
+      schema: historyResponse,
+    });
+    expect(hist.body.history.map((h) => [h.action, h.value])).toEqual([
       ['deleted', 'value-A'],
       ['created', 'value-A'],
     ]);
     const restored = await app.request('POST', `${base}/vars/A/restore`, {
       token: jwt,
-      body: { versionId: hist.body.history[1].id },
+      body: { versionId: hist.body.history[1]!.id },
+      schema: restoreResponse,
     });
     expect(restored.status).toBe(200);
     expect(restored.body).toEqual({ key: 'A', value: '***', type: 'secret', updatedAt: expect.any(String) });
-    const list = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt });
-    expect(list.body.vars.find((v: any) => v.key === 'A').value).toBe('value-A');
+    const list = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt, schema: listVarsResponse });
+    expect(list.body.vars.find((v) => v.key === 'A')?.value).toBe('value-A');
   });
 
   it('keeps history masked unless reveal, with actions and restore of any version (D27)', async () => {
@@ -193,9 +215,9 @@ describe(`variables (${dialectName})`, () => {
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'S', value: 'first-secret', type: 'secret' }]);
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'S', value: 'second-secret', type: 'secret' }]);
     await app.request('PUT', `${base}/vars/S`, { token: jwt, body: { type: 'plain' } });
-    const masked = await app.request('GET', `${base}/vars/S/history`, { token: jwt });
+    const masked = await app.request('GET', `${base}/vars/S/history`, { token: jwt, schema: historyResponse });
     expect(masked.status).toBe(200);
-    expect(masked.body.history.map((h: any) => [h.action, h.type, h.value])).toEqual([
+    expect(masked.body.history.map((h) => [h.action, h.type, h.value])).toEqual([
       ['updated', 'plain', 'second-secret'],
       ['updated', 'secret', '***'],
       ['created', 'secret', '***'],
@@ -208,10 +230,17 @@ describe(`variables (${dialectName})`, () => {
       changedBy: user.id,
       changedAt: expect.any(String),
     });
-    const oldest = masked.body.history[2].id;
-    const r = await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: oldest } });
+    const oldest = masked.body.history[2]!.id;
+    const r = await app.request('POST', `${base}/vars/S/restore`, {
+      token: jwt,
+      body: { versionId: oldest },
+      schema: restoreResponse,
+    });
     expect(r.body).toMatchObject({ key: 'S', value: '***', type: 'secret' });
-    const after = await app.request('GET', `${base}/vars/S/history?reveal=true`, { token: jwt });
+    const after = await app.request('GET', `${base}/vars/S/history?reveal=true`, {
+      token: jwt,
+      schema: historyResponse,
+    });
     expect(after.body.history[0]).toMatchObject({ action: 'restored', value: 'first-secret' });
     expect(
       (await app.request('POST', `${base}/vars/S/restore`, { token: jwt, body: { versionId: 999999 } })).status,
@@ -229,12 +258,18 @@ describe(`variables (${dialectName})`, () => {
     await app.request('PUT', `${base}/vars/CERT`, { token: jwt, body: { expiresAt } });
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'CERT', value: 'v2', type: 'secret' }]);
     await app.request('PUT', `${base}/vars/CERT`, { token: jwt, body: { value: 'v3', clearExpiry: true } });
-    const history = (await app.request('GET', `${base}/vars/CERT/history?reveal=true`, { token: jwt })).body.history;
-    const bulkVersion = history.find((h: { value: string }) => h.value === 'v2').id;
-    const r = await app.request('POST', `${base}/vars/CERT/restore`, { token: jwt, body: { versionId: bulkVersion } });
+    const history = (
+      await app.request('GET', `${base}/vars/CERT/history?reveal=true`, { token: jwt, schema: historyResponse })
+    ).body.history;
+    const bulkVersion = history.find((h) => h.value === 'v2')!.id;
+    const r = await app.request('POST', `${base}/vars/CERT/restore`, {
+      token: jwt,
+      body: { versionId: bulkVersion },
+      schema: restoreResponse,
+    });
     expect(r.status).toBe(200);
-    const list = (await app.request('GET', `${base}/vars?reveal=true`, { token: jwt })).body.vars;
-    expect(list.find((v: { key: string }) => v.key === 'CERT')).toMatchObject({ value: 'v2', expiresAt });
+    const list = await app.request('GET', `${base}/vars?reveal=true`, { token: jwt, schema: listVarsResponse });
+    expect(list.body.vars.find((v) => v.key === 'CERT')).toMatchObject({ value: 'v2', expiresAt });
   });
 
   it('resolves references: chains, fallbacks, missing, escapes and masking (spec, D25, D26)', async () => {
@@ -260,23 +295,26 @@ describe(`variables (${dialectName})`, () => {
     );
     const byKey = async (reveal: boolean) =>
       Object.fromEntries(
-        (await app.request('GET', `${base}/vars${reveal ? '?reveal=true' : ''}`, { token: jwt })).body.vars.map(
-          (v: any) => [v.key, v],
-        ),
+        (
+          await app.request('GET', `${base}/vars${reveal ? '?reveal=true' : ''}`, {
+            token: jwt,
+            schema: listVarsResponse,
+          })
+        ).body.vars.map((v) => [v.key, v]),
       );
     const masked = await byKey(false);
     expect(masked.URL).toMatchObject({ value: 'pg://${HOST}:5432', resolvedValue: 'pg://db.local:5432' });
-    expect(masked.DSN.resolvedValue).toBe('***');
-    expect(masked.FB.resolvedValue).toBe('fallback-db.local');
-    expect(masked.FB_EMPTY.resolvedValue).toBe('dflt');
-    expect(masked.MISSING.resolvedValue).toBe('xy');
+    expect(masked.DSN?.resolvedValue).toBe('***');
+    expect(masked.FB?.resolvedValue).toBe('fallback-db.local');
+    expect(masked.FB_EMPTY?.resolvedValue).toBe('dflt');
+    expect(masked.MISSING?.resolvedValue).toBe('xy');
     expect(masked.ESC).not.toHaveProperty('resolvedValue');
     expect(masked.HOST).not.toHaveProperty('resolvedValue');
     expect(masked.LOOP_A).toMatchObject({ resolveError: 'LOOP_A: circular reference detected' });
     expect(masked.LOOP_A).not.toHaveProperty('resolvedValue');
-    expect(masked.LOOP_B.resolveError).toContain('circular');
+    expect(masked.LOOP_B?.resolveError).toContain('circular');
     const revealed = await byKey(true);
-    expect(revealed.DSN.resolvedValue).toBe('pg://db.local:5432?p=hunter22');
+    expect(revealed.DSN?.resolvedValue).toBe('pg://db.local:5432?p=hunter22');
   });
 
   it('reports a chain longer than 64 links as an error (D25)', async () => {
@@ -288,18 +326,23 @@ describe(`variables (${dialectName})`, () => {
     }));
     await upsert(app, jwt, p.id, ['dev'], items);
     const vars = Object.fromEntries(
-      (await app.request('GET', `${base}/vars`, { token: jwt })).body.vars.map((v: any) => [v.key, v]),
+      (await app.request('GET', `${base}/vars`, { token: jwt, schema: listVarsResponse })).body.vars.map((v) => [
+        v.key,
+        v,
+      ]),
     );
-    expect(vars.V0.resolveError).toMatch(/chain longer than 64/);
-    expect(vars.V1.resolvedValue).toBe('end');
-    expect(vars.V64.resolvedValue).toBe('end');
+    expect(vars.V0?.resolveError).toMatch(/chain longer than 64/);
+    expect(vars.V1?.resolvedValue).toBe('end');
+    expect(vars.V64?.resolvedValue).toBe('end');
   });
 
   it('needs write permission to reveal and to write; read tokens are refused (spec, D23)', async () => {
     const { jwt, p, base } = await setup();
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'S', value: 'abcdefgh', type: 'secret' }]);
     const read = await createToken(app, jwt, { scope: 'read' });
-    expect((await app.request('GET', `${base}/vars`, { token: read.token })).status).toBe(200);
+    expect((await app.request('GET', `${base}/vars`, { token: read.token, schema: listVarsResponse })).status).toBe(
+      200,
+    );
     for (const [m, path, body] of [
       ['GET', `${base}/vars?reveal=true`, undefined],
       ['GET', `${base}/vars/S/history?reveal=true`, undefined],
@@ -312,12 +355,13 @@ describe(`variables (${dialectName})`, () => {
     ] as const) {
       const res = await app.request(m, path, { token: read.token, body });
       expect(res.status, `${m} ${path}`).toBe(403);
-      expect(res.body.error.code).toBe('FORBIDDEN');
+      expect(res.error.code).toBe('FORBIDDEN');
     }
     const write = await createToken(app, jwt, { scope: 'write', envs: ['dev'] });
-    expect((await app.request('GET', `${base}/vars?reveal=true`, { token: write.token })).body.vars[0].value).toBe(
-      'abcdefgh',
-    );
+    expect(
+      (await app.request('GET', `${base}/vars?reveal=true`, { token: write.token, schema: listVarsResponse })).body
+        .vars[0]?.value,
+    ).toBe('abcdefgh');
     const prod = await app.request('GET', `/v1/projects/${p.id}/envs/prod/vars`, { token: write.token });
     expect(prod.status).toBe(403);
   });

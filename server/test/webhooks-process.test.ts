@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createWebhookResponse, listDeliveriesResponse } from '@svcenv/contract';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../src/db/index.js';
@@ -31,9 +32,13 @@ async function storage() {
 }
 
 async function createHook(srv: ServerProcess, jwt: string, url: string, events: string[]) {
-  const res = await srv.request('POST', '/v1/workspace/webhooks', { token: jwt, body: { name: 'hook', url, events } });
+  const res = await srv.request('POST', '/v1/workspace/webhooks', {
+    token: jwt,
+    body: { name: 'hook', url, events },
+    schema: createWebhookResponse,
+  });
   expect(res.status).toBe(201);
-  return res.body as { id: string; secret: string };
+  return res.body;
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
@@ -83,12 +88,13 @@ describe(`webhook deliveries across server processes (${dialectName})`, () => {
       expect(new Set(got.map((r) => r.headers['x-svcenv-delivery'])).size).toBe(20);
       expect(got.map((r) => r.body.keys[0]).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `K${i}`).sort());
       for (const r of got) expect(signatureValid(r, hook.secret)).toBe(true);
-      const deliveries = await second.request('GET', `/v1/workspace/webhooks/${hook.id}/deliveries`, { token: jwt });
-      const attempts = deliveries.body.deliveries.map((d: any) => `${d.attempt}:${d.status}`);
-      expect(attempts.filter((a: string) => a === '1:0')).toHaveLength(20);
+      const deliveriesPath = `/v1/workspace/webhooks/${hook.id}/deliveries`;
+      const deliveries = await second.request('GET', deliveriesPath, { token: jwt, schema: listDeliveriesResponse });
+      const attempts = deliveries.body.deliveries.map((d) => `${d.attempt}:${d.status}`);
+      expect(attempts.filter((a) => a === '1:0')).toHaveLength(20);
       await until('second attempts recorded', async () => {
-        const res = await second!.request('GET', `/v1/workspace/webhooks/${hook.id}/deliveries`, { token: jwt });
-        return res.body.deliveries.filter((d: any) => d.attempt === 2 && d.status === 200).length === 20;
+        const res = await second!.request('GET', deliveriesPath, { token: jwt, schema: listDeliveriesResponse });
+        return res.body.deliveries.filter((d) => d.attempt === 2 && d.status === 200).length === 20;
       });
     } finally {
       // (A child already killed has exitCode null, so only stop it if it is still running.)

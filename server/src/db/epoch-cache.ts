@@ -80,17 +80,3 @@ export function cachedRows<R>(db: Db, key: string, load: () => Promise<R[]>, at?
 export function readEpoch(db: Db): number | undefined {
   return caches.get(db)?.read();
 }
-
-/**
- * The counter value a request's credential was checked at (each read costs tens of microseconds under
- * load, where a writer thread commits all the time). A read-only request (pull, export) passes it to its
- * later lookups, which then see the state its authentication saw, as if all its reads had been made at
- * once; a request that writes must not, or its reads after its own write would miss that write.
- */
-const requestEpochs = new WeakMap<object, number>();
-export function rememberRequestEpoch(principal: object, epoch: number | undefined): void {
-  if (epoch !== undefined) requestEpochs.set(principal, epoch);
-}
-export function requestEpoch(db: Db, principal: object): number | undefined {
-  return requestEpochs.get(principal) ?? readEpoch(db);
-}

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
@@ -22,6 +22,11 @@ import * as events from './migrations/2026-11-22T03-events.js';
 import * as teams from './migrations/2026-11-22T04-teams.js';
 import * as cacheEpoch from './migrations/2026-11-22T05-cache-epoch.js';
 import * as settleStaleInvites from './migrations/2026-11-23T06-settle-stale-invites.js';
+import * as jobLanes from './migrations/2026-11-24T07-job-lanes.js';
+import * as passwordResets from './migrations/2026-11-25T00-password-resets.js';
+import * as envRevisions from './migrations/2026-11-25T02-env-revisions.js';
+import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
+import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -57,6 +62,10 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
   }
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const file = join(opts.dataDir, 'svcenv.db');
+  // Owner-only, like the master key beside it: created 0600 before SQLite opens it, and an older file
+  // tightened. SQLite gives the -wal and -shm files it creates the database file's mode.
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
@@ -155,6 +164,11 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-22T04-teams': { up: (db) => teams.up(db), down: teams.down },
     '2026-11-22T05-cache-epoch': { up: (db) => cacheEpoch.up(db, dialect), down: cacheEpoch.down },
     '2026-11-23T06-settle-stale-invites': { up: settleStaleInvites.up, down: settleStaleInvites.down },
+    '2026-11-24T07-job-lanes': { up: jobLanes.up, down: jobLanes.down },
+    '2026-11-25T00-password-resets': { up: passwordResets.up, down: passwordResets.down },
+    '2026-11-25T02-env-revisions': { up: envRevisions.up, down: envRevisions.down },
+    '2026-11-25T03-change-requests': { up: changeRequests.up, down: changeRequests.down },
+    '2026-11-25T04-project-slugs': { up: projectSlugs.up, down: projectSlugs.down },
   };
 }
 

@@ -12,6 +12,9 @@ export interface Database {
   environments: EnvironmentsTable;
   variables: VariablesTable;
   variable_history: VariableHistoryTable;
+  env_revisions: EnvRevisionsTable;
+  change_requests: ChangeRequestsTable;
+  change_request_items: ChangeRequestItemsTable;
   project_members: ProjectMembersTable;
   env_permissions: EnvPermissionsTable;
   access_tokens: AccessTokensTable;
@@ -23,6 +26,7 @@ export interface Database {
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_challenges: MfaChallengesTable;
   email_verifications: EmailVerificationsTable;
+  password_resets: PasswordResetsTable;
   invites: InvitesTable;
   cache_epoch: CacheEpochTable;
 }
@@ -62,6 +66,8 @@ export interface JobsTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /** Jobs of one lane (one webhook) run at most `laneLimit` at a time per instance (jobs/queue.ts); null: none. */
+  lane: Generated<string | null>;
 }
 
 export interface UsersTable {
@@ -100,6 +106,8 @@ export interface ProjectsTable {
   id: string;
   workspace_id: string;
   name: string;
+  /** D48: unique within the workspace; the paths accept it in place of the id (D58). */
+  slug: string;
   description: string | null;
   color: string;
   /** The project's data key, sealed by the master key. */
@@ -117,6 +125,8 @@ export interface EnvironmentsTable {
   position: number;
   /** Bumped in the same transaction as every change to the environment's variables (pull cache key). */
   revision: Generated<number>;
+  /** D47: 1 when direct writes by others than Owners and project Admins need a change request. */
+  require_approval: Generated<number>;
   created_at: string;
 }
 
@@ -140,6 +150,52 @@ export interface VariableHistoryTable {
   action: 'created' | 'updated' | 'deleted' | 'restored';
   changed_by: string | null;
   changed_at: string;
+  /** D44: the environment revision this entry belongs to (0: written before revisions were recorded). */
+  revision: Generated<number>;
+}
+
+/** D44: one row per revision of an environment; `created`, `updated`, `deleted` are JSON arrays of keys. */
+export interface EnvRevisionsTable {
+  environment_id: string;
+  revision: number;
+  action: string;
+  actor_id: string;
+  actor_type: 'user' | 'token';
+  actor_name: string;
+  created: string;
+  updated: string;
+  deleted: string;
+  created_at: string;
+}
+
+/** D47: a proposed change to one environment. */
+export interface ChangeRequestsTable {
+  id: string;
+  environment_id: string;
+  status: 'open' | 'applied' | 'rejected' | 'withdrawn';
+  base_revision: number;
+  /** The user who opened it (a token's creator). */
+  author_id: string;
+  /** D34 actor name of the credential that opened it. */
+  author_name: string;
+  message: string;
+  created_at: string;
+  /** Actor name of whoever closed it. */
+  closed_by: string | null;
+  closed_at: string | null;
+  applied_revision: number | null;
+  reason: string | null;
+}
+
+/** D47: one change of a request; `value_sealed` (a `set` only) is sealed in the `change-request` role. */
+export interface ChangeRequestItemsTable {
+  change_request_id: string;
+  position: number;
+  key: string;
+  op: 'set' | 'delete';
+  type: 'secret' | 'plain';
+  value_sealed: string | null;
+  expires_at: string | null;
 }
 
 export interface ProjectMembersTable {
@@ -250,6 +306,19 @@ export interface EmailVerificationsTable {
   user_id: string;
   /** The address the link was sent to; verifying marks the account only while its email is still this. */
   email: string;
+  expires_at: string;
+  created_at: string;
+}
+
+/** D54: the one live password reset link of a user (a newer link replaces the row). */
+export interface PasswordResetsTable {
+  user_id: string;
+  /** SHA-256 of the link's token; the token itself is only in the email (or the admin's terminal). */
+  token_hash: string;
+  /** The address the link was issued for; it resets nothing once the account's email is another. */
+  email: string;
+  /** Wrong second-factor codes tried with this link; at 5 it is void (D13). */
+  attempts: Generated<number>;
   expires_at: string;
   created_at: string;
 }

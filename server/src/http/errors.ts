@@ -1,7 +1,9 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ReferenceError422 } from '../lib/errors.js';
+import { looksLikeCredential } from '../lib/redact.js';
 
 // Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
 // `constructor.prototype` (refused against prototype poisoning).
@@ -14,10 +16,13 @@ const NOT_JSON = 'request body is not valid JSON, or has a forbidden key (__prot
  */
 export function errorHandler(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof ReferenceError422) {
-    // Spec rule 4: the pull reference error is flat, `error` being a string.
+    // Spec variables rule 4: the pull reference error is flat, `error` being a string.
     return reply.status(422).send({ error: error.code, message: error.message, key: error.key });
   }
   if (error instanceof AppError) {
+    // A 500 of ours (DECRYPT_FAILED) is an operator's concern: logged with its code and field (a key name,
+    // never a value).
+    if (error.status >= 500) request.log.error({ code: error.code, field: error.field }, error.message);
     for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
     return reply.status(error.status).send(body(error.code, error.message, error.field));
   }
@@ -28,8 +33,9 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     const context = (error as FastifyError).validationContext ?? 'body';
     // An unknown field is named only when it looks like a field name, so a pasted value is never echoed.
     const rawUnknown = first.keyword === 'unrecognized_keys' ? params.keys?.[0] : undefined;
-    const unknownKey =
-      rawUnknown && /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/.test(rawUnknown) ? rawUnknown : rawUnknown && '(unknown)';
+    const nameLike =
+      rawUnknown && /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/.test(rawUnknown) && !looksLikeCredential(rawUnknown);
+    const unknownKey = nameLike ? rawUnknown : rawUnknown && '(unknown)';
     const field = [...path, ...(unknownKey ? [unknownKey] : [])].join('.') || context;
     const message = unknownKey ? `unknown field "${unknownKey}"` : first.message;
     return reply.status(400).send(body('VALIDATION', `${field}: ${message}`, field));
@@ -95,6 +101,22 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Dup
       `content-length: ${Buffer.byteLength(text)}\r\n` +
       `${SECURITY_HEADER_LINES}connection: close\r\n\r\n${text}`,
   );
+}
+
+/**
+ * An `Expect` other than `100-continue`, which Node answers 417 by itself with an empty body unless the
+ * server listens for it (app.ts): the same status in our shape and headers.
+ */
+export function unmetExpectationHandler(_req: IncomingMessage, res: ServerResponse): void {
+  const text = JSON.stringify(body('VALIDATION', 'only "Expect: 100-continue" is supported', 'expect'));
+  res.writeHead(417, {
+    ...SECURITY_HEADERS,
+    'cache-control': 'no-store',
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    connection: 'close',
+  });
+  res.end(text);
 }
 
 /** The headers every answer carries (app.ts sets them on routed replies; clientErrorHandler writes them raw). */

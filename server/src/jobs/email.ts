@@ -12,6 +12,10 @@ export function emailJob(mailer: Mailer): JobKind<MailMessage> {
   return {
     maxAttempts: 30,
     backoffMs: exponentialBackoff(30_000, 3_600_000),
+    // One lane for all mail, at most 8 messages in flight per instance: a burst (an invite wave, a reminder
+    // scan) does not open 64 SMTP connections at once (ADR 0010).
+    lane: () => 'email',
+    laneLimit: 8,
     perform: (msg) => mailer.send(msg),
   };
 }

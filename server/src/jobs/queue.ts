@@ -11,22 +11,71 @@ import { open, seal } from '../lib/crypto.js';
  * `FOR UPDATE SKIP LOCKED`; SQLite: one UPDATE ... RETURNING, a single writer), under a lease: a job whose
  * instance died is claimed again once the lease runs out. Failures retry with the kind's backoff until
  * `maxAttempts`, then the job is `dead` and the kind's `onDead` runs.
+ *
+ * Each job completes on its own (ADR 0010): a runner keeps up to `concurrency` jobs in flight and claims more
+ * as soon as any one finishes or a kick arrives, so a slow job holds one slot, never a batch. Jobs of one
+ * lane (one webhook) hold at most their kind's `laneLimit` slots of an instance, and the claim skips lanes
+ * already at their limit, so one hanging target cannot take the slots of the others. The runner's database
+ * work goes through a gate of `dbSlots` (a bounded share of the pool the API uses too, on PostgreSQL).
  */
 export interface JobKind<P> {
   /** Does the work; throw to retry. Must be safe to run again (at-least-once delivery). */
-  perform(payload: P, ctx: { attempt: number; jobId: number }): Promise<void>;
+  perform(payload: P, ctx: JobContext): Promise<void>;
   maxAttempts: number;
   /** Delay before attempt `attempt + 1`, after `attempt` failed attempts. */
   backoffMs(attempt: number): number;
   /** Longest a single attempt may take before its lease lapses. */
   leaseMs?: number;
   onDead?(payload: P, error: string): Promise<void>;
+  /** The job's lane, fixed when it is enqueued (e.g. one per webhook); null or absent: no lane. */
+  lane?(payload: P): string | null;
+  /** Most jobs of one lane in flight on an instance (default 1). */
+  laneLimit?: number;
+}
+
+export interface JobContext {
+  attempt: number;
+  jobId: number;
+  /**
+   * Runs `fn`, which uses the database, within the runner's share of it. Wrap each short piece of database
+   * work, never a wait on the network: a job waiting here holds no connection.
+   */
+  withDb<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 export type JobKinds = Record<string, JobKind<any>>;
 
 /** Thrown by `perform` when trying again cannot help (e.g. a webhook answered 404): the job is dead at once. */
 export class FinalJobError extends Error {}
+
+/** At most `size` callers inside at once; the others wait in order. */
+class Gate {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly size: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active < this.size) this.active++;
+    // The caller that leaves hands its place over, so `active` stays counted.
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+interface ClaimedJob {
+  id: number;
+  kind: string;
+  payload_sealed: string;
+  attempts: number;
+  max_attempts: number;
+  lane: string | null;
+}
 
 /** Work done every `everyMs` by each runner (e.g. the expiry reminder scan); must be safe on several instances. */
 interface Periodic {
@@ -47,13 +96,26 @@ export interface EnqueueOptions {
 
 const aad = (kind: string) => `svcenv/job/${kind}`;
 
+/** Jobs one runner keeps in flight. They mostly wait on the network (a webhook attempt may take 10 s, D35). */
+export const JOB_CONCURRENCY = 64;
+
 export class JobQueue {
   private kinds: JobKinds = {};
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
   private stopped = true;
-  private kicked = false;
-  private followUp = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private followUpTimer: NodeJS.Timeout | null = null;
+  /** The background fill in progress; `fillAgain`: another was asked for meanwhile. */
+  private filling: Promise<void> | null = null;
+  private fillAgain = false;
+  /** The last claim left due jobs behind (a full claim, or lanes at their limit): claim again when a slot frees. */
+  private backlog = false;
+  private periodicRun: Promise<void> | null = null;
+  /** Claims of one instance run one at a time, each seeing the lanes the previous one filled. */
+  private claims: Promise<unknown> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Lane → jobs of it in flight here, and its limit. */
+  private readonly lanes = new Map<string, { running: number; limit: number }>();
+  private readonly gate: Gate;
   private periodic: Periodic[] = [];
 
   constructor(
@@ -64,9 +126,21 @@ export class JobQueue {
       sealKey: Buffer;
       log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void };
       pollMs?: number;
+      /** Most jobs one claim takes. */
       batch?: number;
+      /** Most jobs in flight on this instance (default JOB_CONCURRENCY). */
+      concurrency?: number;
+      /**
+       * Most pieces of the runner's database work at once. On PostgreSQL the runner shares the app's pool
+       * (max 10) with the API: 3 leaves the API at least 7 connections however many attempts end together.
+       * On SQLite every statement queues on the one connection, so 1 keeps the runner's share of that queue
+       * to one statement ahead of a request.
+       */
+      dbSlots?: number;
     },
-  ) {}
+  ) {
+    this.gate = new Gate(opts.dbSlots ?? (opts.dialect === 'postgres' ? 3 : 1));
+  }
 
   register(kinds: JobKinds): void {
     this.kinds = { ...this.kinds, ...kinds };
@@ -97,61 +171,99 @@ export class JobQueue {
         last_error: null,
         created_at: now,
         updated_at: now,
+        lane: kind.lane?.(job.payload) ?? null,
       })
       .execute();
   }
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    // The first look on the next turn, not now: a caller that stops the runner at once (tests driving
+    // runDue by hand) gets no scheduled work run behind its back.
+    this.pollTimer = setTimeout(() => this.poll(), 0);
+    this.pollTimer.unref();
   }
 
   /** Runs due jobs soon (after a commit that enqueued some), without waiting for the next poll. */
   kick(): void {
     if (this.stopped) return;
-    // A kick may come from inside the enqueuing transaction, before its commit: look once more shortly after.
-    this.followUp = true;
-    if (this.running) this.kicked = true;
-    else this.schedule(0);
+    this.fill();
+    // A kick may come from inside the enqueuing transaction, before its commit: look once more shortly after
+    // the latest kick.
+    if (this.followUpTimer) clearTimeout(this.followUpTimer);
+    this.followUpTimer = setTimeout(() => {
+      this.followUpTimer = null;
+      this.fill();
+    }, 25);
+    this.followUpTimer.unref();
   }
 
+  /** Stops claiming, and waits for the jobs in flight to finish (a webhook attempt: at most its timeout). */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    for (const t of [this.pollTimer, this.followUpTimer]) if (t) clearTimeout(t);
+    this.pollTimer = null;
+    this.followUpTimer = null;
+    await this.filling;
+    await this.periodicRun;
+    await Promise.all(this.inFlight);
   }
 
-  private schedule(ms: number): void {
+  private poll(): void {
     if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.runDue()
-        .then(() => undefined)
-        .catch((e) => this.opts.log.error({ err: e }, 'job runner failed'))
-        .finally(() => {
-          this.running = null;
-          const again = this.kicked;
-          const followUp = this.followUp;
-          this.kicked = false;
-          this.followUp = false;
-          this.schedule(again ? 0 : followUp ? 25 : (this.opts.pollMs ?? 500));
-        });
-    }, ms);
-    this.timer.unref();
+    this.periodicRun ??= this.runPeriodic().finally(() => {
+      this.periodicRun = null;
+    });
+    this.fill();
+    this.pollTimer = setTimeout(() => this.poll(), this.opts.pollMs ?? 500);
+    this.pollTimer.unref();
   }
 
-  /** Claims and performs due jobs until none is left; returns how many ran. Tests call it directly. */
+  /** Claims and starts due jobs while there are free slots (in the background; one fill at a time). */
+  private fill(): void {
+    if (this.stopped) return;
+    if (this.filling) {
+      this.fillAgain = true;
+      return;
+    }
+    this.filling = (async () => {
+      do {
+        this.fillAgain = false;
+        while (!this.stopped && (await this.claimAndStart()).more) {}
+      } while (this.fillAgain && !this.stopped);
+    })()
+      .catch((e) => this.opts.log.error({ err: e }, 'job runner failed'))
+      .finally(() => {
+        this.filling = null;
+      });
+  }
+
+  /**
+   * Claims and performs due jobs until none is left that this instance may start; returns how many ran.
+   * Tests call it directly (with the background runner stopped).
+   */
   async runDue(): Promise<number> {
     await this.runPeriodic();
     let total = 0;
+    const mine = new Set<Promise<void>>();
     for (;;) {
-      const jobs = await this.claim();
-      if (jobs.length === 0) return total;
-      total += jobs.length;
-      await Promise.all(jobs.map((j) => this.perform(j)));
+      const { started, more } = await this.claimAndStart();
+      for (const p of started) {
+        mine.add(p);
+        void p.then(() => mine.delete(p));
+      }
+      total += started.length;
+      if (more) continue;
+      // Wait for a slot (one of ours, or, with every slot taken by the background runner, any) and look again:
+      // a finished job may free a lane, or be due again at once.
+      if (mine.size > 0) await Promise.race(mine);
+      else if (started.length === 0 && this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
+      else return total;
     }
+  }
+
+  private get concurrency(): number {
+    return this.opts.concurrency ?? JOB_CONCURRENCY;
   }
 
   private async runPeriodic(): Promise<void> {
@@ -161,7 +273,7 @@ export class JobQueue {
       p.running = true;
       p.nextAt = now + p.everyMs;
       try {
-        await p.run();
+        await this.gate.run(p.run);
       } catch (e) {
         this.opts.log.error({ err: e, task: p.name }, 'periodic task failed');
       } finally {
@@ -170,35 +282,92 @@ export class JobQueue {
     }
   }
 
-  private async claim() {
+  /** One claim for the free slots, its jobs started; `more`: a full claim, so more may be due. */
+  private claimAndStart(): Promise<{ started: Promise<void>[]; more: boolean }> {
+    const next = this.claims.then(() => this.claimAndStartNow());
+    this.claims = next.catch(() => undefined);
+    return next;
+  }
+
+  private async claimAndStartNow(): Promise<{ started: Promise<void>[]; more: boolean }> {
+    const want = Math.min(this.concurrency - this.inFlight.size, this.opts.batch ?? 20);
+    if (want <= 0) {
+      this.backlog = true;
+      return { started: [], more: false };
+    }
+    const full = [...this.lanes].filter(([, l]) => l.running >= l.limit).map(([lane]) => lane);
+    const jobs = await this.gate.run(() => this.claim(want, full));
+    const started: Promise<void>[] = [];
+    const release: number[] = [];
+    for (const job of jobs) {
+      if (job.lane !== null) {
+        const lane = this.lanes.get(job.lane) ?? { running: 0, limit: this.kinds[job.kind]?.laneLimit ?? 1 };
+        // One claim may take several jobs of a lane with room for fewer; the rest go back.
+        if (lane.running >= lane.limit) {
+          release.push(job.id);
+          continue;
+        }
+        lane.running++;
+        this.lanes.set(job.lane, lane);
+      }
+      started.push(this.startJob(job));
+    }
+    if (release.length > 0) await this.gate.run(() => this.release(release));
+    this.backlog = jobs.length === want || full.length > 0 || release.length > 0;
+    return { started, more: jobs.length === want && this.inFlight.size < this.concurrency };
+  }
+
+  private startJob(job: ClaimedJob): Promise<void> {
+    const p: Promise<void> = this.perform(job)
+      .catch((e) => this.opts.log.error({ err: e, jobId: job.id, kind: job.kind }, 'job runner failed'))
+      .finally(() => {
+        this.inFlight.delete(p);
+        if (job.lane !== null) {
+          const lane = this.lanes.get(job.lane);
+          if (lane && --lane.running <= 0) this.lanes.delete(job.lane);
+        }
+        if (this.backlog) this.fill();
+      });
+    this.inFlight.add(p);
+    return p;
+  }
+
+  private async claim(limit: number, fullLanes: string[]): Promise<ClaimedJob[]> {
     const { db, dialect, clock } = this.opts;
     const now = clock.now();
     const nowIso = now.toISOString();
     const leaseIso = new Date(now.getTime() + 60_000).toISOString();
-    const limit = this.opts.batch ?? 20;
-    const due = sql`(status = 'pending' and run_at <= ${nowIso}) or (status = 'running' and locked_until < ${nowIso})`;
+    const lanesFree =
+      fullLanes.length === 0
+        ? sql``
+        : sql` and (lane is null or lane not in (${sql.join(fullLanes.map((l) => sql`${l}`))}))`;
+    const due = sql`((status = 'pending' and run_at <= ${nowIso}) or (status = 'running' and locked_until < ${nowIso}))${lanesFree}`;
     const pick =
       dialect === 'postgres'
         ? sql`select id from jobs where ${due} order by run_at limit ${limit} for update skip locked`
         : sql`select id from jobs where ${due} order by run_at limit ${limit}`;
-    const rows = await sql<{
-      id: number;
-      kind: string;
-      payload_sealed: string;
-      attempts: number;
-      max_attempts: number;
-    }>`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseIso}, updated_at = ${nowIso}
-       where id in (${pick}) returning id, kind, payload_sealed, attempts, max_attempts`.execute(db);
+    const rows =
+      await sql<ClaimedJob>`update jobs set status = 'running', attempts = attempts + 1, locked_until = ${leaseIso}, updated_at = ${nowIso}
+       where id in (${pick}) returning id, kind, payload_sealed, attempts, max_attempts, lane`.execute(db);
     return rows.rows.map((r) => ({ ...r, id: Number(r.id) }));
   }
 
-  private async perform(job: {
-    id: number;
-    kind: string;
-    payload_sealed: string;
-    attempts: number;
-    max_attempts: number;
-  }): Promise<void> {
+  /** Gives claimed jobs back untouched (their lane is full here); the claim excludes that lane meanwhile. */
+  private async release(ids: number[]): Promise<void> {
+    await this.opts.db
+      .updateTable('jobs')
+      .set((eb) => ({
+        status: 'pending',
+        attempts: eb('attempts', '-', 1),
+        locked_until: null,
+        updated_at: this.opts.clock.now().toISOString(),
+      }))
+      .where('id', 'in', ids)
+      .where('status', '=', 'running')
+      .execute();
+  }
+
+  private async perform(job: ClaimedJob): Promise<void> {
     const { db, clock } = this.opts;
     const kind = this.kinds[job.kind];
     let error: string;
@@ -207,12 +376,14 @@ export class JobQueue {
     try {
       if (!kind) throw new Error(`no handler for job kind ${job.kind}`);
       payload = JSON.parse(open(this.opts.sealKey, job.payload_sealed, aad(job.kind)).toString('utf8'));
-      await kind.perform(payload, { attempt: job.attempts, jobId: job.id });
-      await db
-        .updateTable('jobs')
-        .set({ status: 'done', locked_until: null, last_error: null, updated_at: clock.now().toISOString() })
-        .where('id', '=', job.id)
-        .execute();
+      await kind.perform(payload, { attempt: job.attempts, jobId: job.id, withDb: (fn) => this.gate.run(fn) });
+      await this.gate.run(() =>
+        db
+          .updateTable('jobs')
+          .set({ status: 'done', locked_until: null, last_error: null, updated_at: clock.now().toISOString() })
+          .where('id', '=', job.id)
+          .execute(),
+      );
       return;
     } catch (e) {
       // Job errors are our own messages (status codes, timeouts), never payload contents.
@@ -221,17 +392,19 @@ export class JobQueue {
     }
     const dead = !kind || final || job.attempts >= job.max_attempts;
     const now = clock.now();
-    await db
-      .updateTable('jobs')
-      .set({
-        status: dead ? 'dead' : 'pending',
-        locked_until: null,
-        last_error: error,
-        run_at: dead ? now.toISOString() : new Date(now.getTime() + kind!.backoffMs(job.attempts)).toISOString(),
-        updated_at: now.toISOString(),
-      })
-      .where('id', '=', job.id)
-      .execute();
+    await this.gate.run(() =>
+      db
+        .updateTable('jobs')
+        .set({
+          status: dead ? 'dead' : 'pending',
+          locked_until: null,
+          last_error: error,
+          run_at: dead ? now.toISOString() : new Date(now.getTime() + kind!.backoffMs(job.attempts)).toISOString(),
+          updated_at: now.toISOString(),
+        })
+        .where('id', '=', job.id)
+        .execute(),
+    );
     if (dead) {
       this.opts.log.warn({ jobId: job.id, kind: job.kind, attempts: job.attempts, error }, 'job failed for good');
       await kind?.onDead?.(payload, error).catch(() => undefined);

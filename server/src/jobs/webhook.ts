@@ -17,6 +17,11 @@ import { FinalJobError, type JobKind } from './queue.js';
 export const WEBHOOK_JOB = 'webhook.deliver';
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 export const WEBHOOK_MAX_ATTEMPTS = 5;
+/**
+ * Attempts to one webhook in flight at once on an instance (its lane, jobs/queue.ts; ADR 0010). A hanging
+ * target then holds 4 of the runner's slots for its 10 s, and the other webhooks' deliveries go on around it.
+ */
+export const WEBHOOK_LANE_LIMIT = 4;
 const BACKOFF_MS = [30_000, 120_000, 600_000, 3_600_000];
 
 /** What the job row holds (sealed by the queue); the body is built and signed anew at each attempt. */
@@ -79,7 +84,7 @@ export async function sendWebhook(opts: {
     return { status: 0, error: 'target refused: https is required', durationMs: 0, refused: true };
   }
   const host = urlHost(url);
-  // The whole attempt, DNS included, has the 10-second budget (spec "Delivery" 3).
+  // The whole attempt, DNS included, has the 10-second budget (spec delivery rule 3).
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('timeout')), opts.timeoutMs);
@@ -149,9 +154,14 @@ export function webhookJob(deps: WebhookJobDeps): JobKind<DeliveryPayload> {
   return {
     maxAttempts: WEBHOOK_MAX_ATTEMPTS,
     backoffMs: (attempt) => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length) - 1] ?? BACKOFF_MS[0]!,
-    async perform(p, { attempt }) {
-      const hook = await deps.db.selectFrom('webhooks').selectAll().where('id', '=', p.webhookId).executeTakeFirst();
-      // Deleted, deactivated or unsubscribed since the event: nothing to send (spec "Delivery" 5). A ping is
+    lane: (p) => `webhook:${p.webhookId}`,
+    laneLimit: WEBHOOK_LANE_LIMIT,
+    async perform(p, { attempt, withDb }) {
+      // Database work goes through the runner's share of the pool (withDb); the HTTP attempt holds no connection.
+      const hook = await withDb(() =>
+        deps.db.selectFrom('webhooks').selectAll().where('id', '=', p.webhookId).executeTakeFirst(),
+      );
+      // Deleted, deactivated or unsubscribed since the event: nothing to send (spec delivery rule 5). A ping is
       // an explicit request by an Owner and goes out regardless.
       if (!hook) return;
       if (p.event !== 'ping' && (hook.active !== 1 || !(JSON.parse(hook.events) as string[]).includes(p.event))) return;
@@ -184,27 +194,31 @@ export function webhookJob(deps: WebhookJobDeps): JobKind<DeliveryPayload> {
         timeoutMs,
       });
       const at = deps.clock.now().toISOString();
-      await deps.db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('webhook_deliveries')
-          .values({
-            webhook_id: hook.id,
-            delivery_id: p.deliveryId,
-            event: p.event,
-            attempt,
-            status: result.status,
-            duration_ms: result.durationMs,
-            error: result.error,
-            created_at: at,
-          })
-          .execute();
-        // Spec "Delivery" 4: the last attempt's status (0 without a response) and time.
-        await trx
-          .updateTable('webhooks')
-          .set({ last_status: result.status, last_fired_at: at })
-          .where('id', '=', hook.id)
-          .execute();
-      });
+      await withDb(() =>
+        deps.db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('webhook_deliveries')
+            .values({
+              webhook_id: hook.id,
+              delivery_id: p.deliveryId,
+              event: p.event,
+              attempt,
+              status: result.status,
+              duration_ms: result.durationMs,
+              error: result.error,
+              created_at: at,
+            })
+            .execute();
+          // Spec delivery rule 4: the last attempt's status (0 without a response) and time. Attempts to one
+          // webhook run side by side and may end out of order: an earlier one does not overwrite a later one.
+          await trx
+            .updateTable('webhooks')
+            .set({ last_status: result.status, last_fired_at: at })
+            .where('id', '=', hook.id)
+            .where((eb) => eb.or([eb('last_fired_at', 'is', null), eb('last_fired_at', '<=', at)]))
+            .execute();
+        }),
+      );
       if (result.status >= 200 && result.status < 300) return;
       const reason = result.error ?? `status ${result.status}`;
       if (result.refused || !retryable(result.status)) throw new FinalJobError(`webhook delivery failed: ${reason}`);

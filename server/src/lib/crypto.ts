@@ -17,6 +17,13 @@ import {
  * Stored form: `v1.<base64(nonce | ciphertext | tag)>`.
  */
 const VERSION = 'v1.';
+/**
+ * Variable values sealed since 2026-11-25 carry `v2.`: the same cipher, with the value's role (the current
+ * value of a key, or a history entry) in the additional data too. A history ciphertext copied into the
+ * variable's row then fails to open (issue 17). `v1.` values (role not bound) are re-sealed once at start-up
+ * (services/value-binding.ts) and refused everywhere else.
+ */
+const VALUE_VERSION = 'v2.';
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -26,17 +33,17 @@ export class DecryptionError extends Error {
   }
 }
 
-export function seal(key: Buffer, plaintext: Buffer, aad: string): string {
+export function seal(key: Buffer, plaintext: Buffer, aad: string, version = VERSION): string {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, nonce);
   cipher.setAAD(Buffer.from(aad, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return VERSION + Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64');
+  return version + Buffer.concat([nonce, body, cipher.getAuthTag()]).toString('base64');
 }
 
-export function open(key: Buffer, sealed: string, aad: string): Buffer {
-  if (!sealed.startsWith(VERSION)) throw new DecryptionError();
-  const raw = Buffer.from(sealed.slice(VERSION.length), 'base64');
+export function open(key: Buffer, sealed: string, aad: string, version = VERSION): Buffer {
+  if (!sealed.startsWith(version)) throw new DecryptionError();
+  const raw = Buffer.from(sealed.slice(version.length), 'base64');
   if (raw.length < NONCE_BYTES + TAG_BYTES) throw new DecryptionError();
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, NONCE_BYTES));
@@ -50,9 +57,18 @@ export function open(key: Buffer, sealed: string, aad: string): Buffer {
 
 /** AAD of a project data key wrapped by the master key. */
 export const projectKeyAad = (projectId: string) => `svcenv/project-key/${projectId}`;
-/** AAD of a variable value (current or history): its project, environment and key. */
+/** AAD of a variable value before its role was bound (`v1.`): its project, environment and key. */
 export const valueAad = (projectId: string, environmentId: string, key: string) =>
   `svcenv/value/${projectId}/${environmentId}/${key}`;
+/**
+ * Where a sealed value lives: the variable's row, one of its history entries, or a proposed value of a change
+ * request (D47; its location's key names the request too, so a value cannot move between requests).
+ */
+export type ValueRole = 'current' | 'history' | 'change-request';
+const boundValueAad = (projectId: string, environmentId: string, key: string, role: ValueRole) =>
+  `${valueAad(projectId, environmentId, key)}#${role}`;
+/** True for a value sealed before roles were bound (re-sealed at start-up). */
+export const isLegacyValue = (sealed: string) => sealed.startsWith(VERSION);
 
 export function wrapProjectKey(masterKey: Buffer, projectId: string, dataKey: Buffer): string {
   return seal(masterKey, dataKey, projectKeyAad(projectId));
@@ -63,6 +79,14 @@ export function unwrapProjectKey(masterKey: Buffer, projectId: string, wrapped: 
 }
 
 export const newDataKey = (): Buffer => randomBytes(32);
+
+/** A value's place: its project (with the wrapped project key), environment and key. */
+export interface ValueLocation {
+  projectId: string;
+  wrapped: string;
+  environmentId: string;
+  key: string;
+}
 
 /**
  * Per-process cache of unwrapped project keys: unwrapping is cheap but sits on the pull hot path.
@@ -81,12 +105,21 @@ export class ProjectKeyring {
     return key;
   }
 
-  encryptValue(projectId: string, wrapped: string, environmentId: string, varKey: string, value: string): string {
-    return seal(this.key(projectId, wrapped), Buffer.from(value, 'utf8'), valueAad(projectId, environmentId, varKey));
+  encryptValue(p: ValueLocation, value: string, role: ValueRole): string {
+    const aad = boundValueAad(p.projectId, p.environmentId, p.key, role);
+    return seal(this.key(p.projectId, p.wrapped), Buffer.from(value, 'utf8'), aad, VALUE_VERSION);
   }
 
-  decryptValue(projectId: string, wrapped: string, environmentId: string, varKey: string, sealed: string): string {
-    return open(this.key(projectId, wrapped), sealed, valueAad(projectId, environmentId, varKey)).toString('utf8');
+  decryptValue(p: ValueLocation, sealed: string, role: ValueRole): string {
+    const aad = boundValueAad(p.projectId, p.environmentId, p.key, role);
+    return open(this.key(p.projectId, p.wrapped), sealed, aad, VALUE_VERSION).toString('utf8');
+  }
+
+  /** A `v1.` value, for its one-time re-sealing only. */
+  decryptLegacyValue(p: ValueLocation, sealed: string): string {
+    return open(this.key(p.projectId, p.wrapped), sealed, valueAad(p.projectId, p.environmentId, p.key)).toString(
+      'utf8',
+    );
   }
 
   newWrappedKey(projectId: string): string {

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorCode } from '@svcenv/contract';
+import { ERROR_STATUS, type ErrorCode, type FlatReferenceErrorBody } from '@svcenv/contract';
 
 /** The single error type of the server; the error handler maps `code` to its status (contract/errors.ts). */
 export class AppError extends Error {
@@ -20,7 +20,7 @@ export class AppError extends Error {
 /** Thrown by reference resolution on pull; rendered as the spec's flat 422 body. */
 export class ReferenceError422 extends Error {
   constructor(
-    readonly code: 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT',
+    readonly code: FlatReferenceErrorBody['error'],
     readonly key: string,
     message: string,
   ) {

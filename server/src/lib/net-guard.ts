@@ -55,6 +55,51 @@ export function isPublicAddress(address: string): boolean {
   return family === 4 ? !blocked4.check(address, 'ipv4') : !blocked6.check(address, 'ipv6');
 }
 
+const linkLocal4 = new BlockList();
+linkLocal4.addSubnet('169.254.0.0', 16, 'ipv4');
+
+/** The eight 16-bit groups of an IPv6 address (an embedded dotted IPv4 tail included). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : new Array(8 - h.length - t.length).fill('0');
+  return [...h, ...fill, ...t].map((g) => Number.parseInt(g, 16));
+}
+
+const zeros6 = (g: number[], from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+
+/** The IPv4 address an IPv6 address wraps (IPv4-mapped or -compatible, NAT64, 6to4), if any. */
+function embeddedIpv4(g: number[]): string | null {
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  if (zeros6(g, 0, 5) && (g[5] === 0xffff || g[5] === 0)) return v4(g[6]!, g[7]!); // ::ffff:a.b.c.d, ::a.b.c.d
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros6(g, 2, 6)) return v4(g[6]!, g[7]!); // NAT64
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!); // 6to4
+  return null;
+}
+
+/**
+ * Link-local addresses, where cloud metadata services answer (169.254.169.254, AWS's fd00:ec2::254), in
+ * every IPv4 and IPv6 form. Refused as webhook targets whatever WEBHOOK_ALLOW_PRIVATE says: a receiver on
+ * the local network is a reason to allow private targets, credentials of the machine never are.
+ */
+export function isLinkLocalOrMetadata(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return linkLocal4.check(address, 'ipv4');
+  if (family !== 6) return false;
+  const g = ipv6Groups(address);
+  if ((g[0]! & 0xffc0) === 0xfe80) return true; // fe80::/10
+  if (g[0] === 0xfd00 && g[1] === 0x0ec2 && zeros6(g, 2, 7) && g[7] === 0x254) return true;
+  const v4 = embeddedIpv4(g);
+  return v4 !== null && linkLocal4.check(v4, 'ipv4');
+}
+
 export interface ResolvedAddress {
   address: string;
   family: 4 | 6;
@@ -84,6 +129,9 @@ export async function resolveTarget(
   const family = isIP(host);
   const addresses = family !== 0 ? [{ address: host, family: family as 4 | 6 }] : await resolve(host);
   if (addresses.length === 0) throw new Error('host has no address');
+  if (addresses.some((a) => isLinkLocalOrMetadata(a.address))) {
+    throw new TargetRefused('target is a link-local or cloud metadata address (refused in every configuration)');
+  }
   if (!allowPrivate && addresses.some((a) => !isPublicAddress(a.address))) {
     throw new TargetRefused('target is a loopback, private or reserved address (WEBHOOK_ALLOW_PRIVATE is off)');
   }

@@ -1,19 +1,53 @@
 /**
- * `${VAR}` references (spec "Reference syntax", D25, D26), resolved server-side at read time; stored values
+ * `${...}` references (spec "Reference syntax", D25, D26, D49), resolved server-side at read time; stored values
  * stay literal.
  *
- *   ${VAR}             the value of VAR in the same environment; a missing VAR is the empty string (D25)
- *   ${VAR:-fallback}   the fallback when VAR is missing or empty; the fallback may itself hold references
- *   $${                a literal `${`
+ *   ${VAR}               the value of VAR in the same environment; a missing VAR is the empty string (D25)
+ *   ${env.VAR}           VAR in environment `env` of the same project (D49)
+ *   ${slug.env.VAR}      VAR in environment `env` of the workspace's project with that slug (D49, D48)
+ *   ${...:-fallback}     the fallback when the variable is missing or empty; it may itself hold references
+ *   $${                  a literal `${`
  *
- * A cycle, a chain longer than 64 links or a resolved value over 1 MiB cannot resolve.
+ * A cycle, a chain longer than 64 links or a resolved value over 1 MiB cannot resolve, counted across
+ * environments and projects; neither can a reference to an environment the resolver's `lookup` refuses
+ * (missing, or not readable by the reader: REFERENCE_FORBIDDEN, whose message says neither). This module does
+ * no I/O: the caller's `lookup` answers an environment's variables, or null.
  */
 export const MAX_CHAIN = 64;
 export const MAX_RESOLVED_BYTES = 1024 * 1024;
 
-type Part = string | { ref: string; fallback: Part[] | null };
+/** Where a reference points: `project` is a slug (null: the referring project), `env` null: the same environment. */
+export interface RefTarget {
+  project: string | null;
+  env: string | null;
+  key: string;
+  /** The reference as written between `${` and `}` (without the fallback), for messages. */
+  text: string;
+}
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+type Part = string | { target: RefTarget; fallback: Part[] | null };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ENV = /^[a-z0-9_-]{1,64}$/;
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** One to three dot-separated segments; checked below against the key, environment and slug rules. */
+const SEGMENTS = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+){0,2}/;
+
+/** The target `${text}` names, or null when it is not a reference (then it stays literal text). */
+function targetOf(text: string): RefTarget | null {
+  const segs = text.split('.');
+  const key = segs[segs.length - 1]!;
+  if (!NAME.test(key)) return null;
+  if (segs.length === 1) return { project: null, env: null, key, text };
+  const env = segs[segs.length - 2]!;
+  if (!ENV.test(env)) return null;
+  if (segs.length === 2) return { project: null, env, key, text };
+  // D58: a slug never has the shape of a uuid; such a segment is not a slug.
+  const project = segs[0]!;
+  if (!SLUG.test(project) || UUID.test(project)) return null;
+  return { project, env, key, text };
+}
 
 /** Parses a template from `start`; stops at an unmatched `}` when `nested`. Returns parts and end index. */
 function parse(text: string, start: number, nested: boolean): { parts: Part[]; end: number; closed: boolean } {
@@ -32,13 +66,15 @@ function parse(text: string, start: number, nested: boolean): { parts: Part[]; e
       continue;
     }
     if (ch === '$' && text[i + 1] === '{') {
-      const name = NAME.exec(text.slice(i + 2, i + 2 + 257))?.[0];
-      if (name) {
-        const after = i + 2 + name.length;
+      // Key (256) + environment (64) + slug (63) + two dots, and one more to see where it ends.
+      const written = SEGMENTS.exec(text.slice(i + 2, i + 2 + 390))?.[0];
+      const target = written ? targetOf(written) : null;
+      if (written && target) {
+        const after = i + 2 + written.length;
         if (text[after] === '}') {
           if (lit) parts.push(lit);
           lit = '';
-          parts.push({ ref: name, fallback: null });
+          parts.push({ target, fallback: null });
           i = after + 1;
           continue;
         }
@@ -47,7 +83,7 @@ function parse(text: string, start: number, nested: boolean): { parts: Part[]; e
           if (inner.closed) {
             if (lit) parts.push(lit);
             lit = '';
-            parts.push({ ref: name, fallback: inner.parts });
+            parts.push({ target, fallback: inner.parts });
             i = inner.end;
             continue;
           }
@@ -73,51 +109,119 @@ export function parseTemplate(value: string): Part[] {
   return parts;
 }
 
-function hasRef(parts: Part[]): boolean {
-  return parts.some((p) => typeof p !== 'string');
+/** True when the value contains at least one reference (then the listing shows resolvedValue). */
+export function containsReference(value: string): boolean {
+  return value.includes('${') && parseTemplate(value).some((p) => typeof p !== 'string');
 }
 
-/** True when the value contains at least one `${VAR}` reference (then the listing shows resolvedValue). */
-export function containsReference(value: string): boolean {
-  return value.includes('${') && hasRef(parseTemplate(value));
+/** The targets a value references directly, fallbacks included. */
+export function referencedTargets(value: string): RefTarget[] {
+  if (!value.includes('${')) return [];
+  const out: RefTarget[] = [];
+  const walk = (parts: Part[]) => {
+    for (const p of parts) {
+      if (typeof p === 'string') continue;
+      out.push(p.target);
+      if (p.fallback) walk(p.fallback);
+    }
+  };
+  walk(parseTemplate(value));
+  return out;
 }
 
 export interface SourceVar {
-  value: string;
+  /** null: a stored value that does not decrypt; a reference that reaches it cannot resolve. */
+  value: string | null;
   secret: boolean;
 }
 
-export type Resolution =
-  | { ok: true; value: string; usedSecret: boolean /** links in the longest chain below */; height: number }
-  | { ok: false; code: 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT'; message: string };
+/** One environment as the resolver sees it. */
+export interface SourceEnv {
+  /** Unique per environment: cycles and shared sub-resolutions are found by it. */
+  id: string;
+  /** The environment's project, as the `lookup` understands it (relative `${env.VAR}` references). */
+  project: string;
+  vars: ReadonlyMap<string, SourceVar>;
+}
 
 /**
- * Resolves every variable of one environment. `usedSecret` is true when the result depends on the value
- * of a secret variable (D26: masked listings then show `***`).
+ * The environment a reference names, seen from `from`: its variables, or null when it does not exist or the
+ * reader may not read it (the two are not told apart, D49). Asked at most once per distinct target.
  */
-export function resolveAll(vars: ReadonlyMap<string, SourceVar>): Map<string, Resolution> {
+export type EnvLookup = (
+  from: SourceEnv,
+  target: { project: string | null; env: string },
+) => SourceEnv | null | Promise<SourceEnv | null>;
+
+export type ResolutionCode = 'CIRCULAR_REFERENCE' | 'REFERENCE_LIMIT' | 'REFERENCE_FORBIDDEN' | 'DECRYPT_FAILED';
+
+export type Resolution =
+  | {
+      ok: true;
+      value: string;
+      /** D26: the ids of the environments whose secret values the result depends on (empty: none). */
+      secretsFrom: ReadonlySet<string>;
+      /** Links in the longest chain below. */
+      height: number;
+    }
+  | { ok: false; code: ResolutionCode; message: string };
+
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * Resolves every variable of `root`, following references into the environments `lookup` answers (only those
+ * a variable actually reaches, and each once). A variable of `root` whose value is null resolves to a failure
+ * (its presenter shows it apart).
+ */
+export async function resolveAll(root: SourceEnv, lookup: EnvLookup): Promise<Map<string, Resolution>> {
   const done = new Map<string, Resolution>();
   const onStack = new Set<string>();
+  const envs = new Map<string, Promise<SourceEnv | null>>();
 
-  const resolveKey = (key: string, depth: number): Resolution => {
-    const cached = done.get(key);
+  const envOf = (from: SourceEnv, target: RefTarget): SourceEnv | null | Promise<SourceEnv | null> => {
+    if (target.env === null) return from;
+    const address =
+      target.project === null ? `p\0${from.project}\0${target.env}` : `s\0${target.project}\0${target.env}`;
+    let found = envs.get(address);
+    if (!found) {
+      found = Promise.resolve(lookup(from, { project: target.project, env: target.env }));
+      envs.set(address, found);
+    }
+    return found;
+  };
+
+  const resolveKey = async (env: SourceEnv, key: string, depth: number, via: string): Promise<Resolution> => {
+    const node = `${env.id}\0${key}`;
+    const cached = done.get(node);
     if (cached?.ok && depth + cached.height > MAX_CHAIN) return chainLimit(key);
     if (cached) return cached;
-    const source = vars.get(key)!;
-    if (onStack.has(key)) {
+    const source = env.vars.get(key)!;
+    if (source.value === null) {
+      return {
+        ok: false,
+        code: 'DECRYPT_FAILED',
+        message: `${key}: references "${via}", whose value cannot be decrypted`,
+      };
+    }
+    if (onStack.has(node)) {
       return { ok: false, code: 'CIRCULAR_REFERENCE', message: `${key}: circular reference detected` };
     }
     if (depth > MAX_CHAIN) return chainLimit(key);
-    if (!source.value.includes('${') && !source.value.includes('$${')) {
-      const r: Resolution = { ok: true, value: source.value, usedSecret: source.secret, height: 0 };
-      done.set(key, r);
+    if (!source.value.includes('${')) {
+      const r: Resolution = {
+        ok: true,
+        value: source.value,
+        secretsFrom: source.secret ? new Set([env.id]) : NONE,
+        height: 0,
+      };
+      done.set(node, r);
       return r;
     }
-    onStack.add(key);
-    let usedSecret = source.secret;
+    onStack.add(node);
+    const secretsFrom = new Set<string>(source.secret ? [env.id] : []);
     let height = 0;
     let failure: Resolution | null = null;
-    const render = (parts: Part[]): string => {
+    const render = async (parts: Part[]): Promise<string> => {
       let out = '';
       for (const part of parts) {
         if (failure) return out;
@@ -125,18 +229,28 @@ export function resolveAll(vars: ReadonlyMap<string, SourceVar>): Map<string, Re
           out += part;
           continue;
         }
+        const { target } = part;
         let sub = '';
-        if (vars.has(part.ref)) {
-          const r = resolveKey(part.ref, depth + 1);
+        const found = await envOf(env, target);
+        if (found === null) {
+          failure = {
+            ok: false,
+            code: 'REFERENCE_FORBIDDEN',
+            message: `${key}: a reference names an environment that does not exist or that this reader may not read`,
+          };
+          return out;
+        }
+        if (found.vars.has(target.key)) {
+          const r = await resolveKey(found, target.key, depth + 1, target.text);
           if (!r.ok) {
             failure = r;
             return out;
           }
           sub = r.value;
-          usedSecret ||= r.usedSecret;
+          for (const id of r.secretsFrom) secretsFrom.add(id);
           height = Math.max(height, r.height + 1);
         }
-        if (sub === '' && part.fallback) sub = render(part.fallback);
+        if (sub === '' && part.fallback) sub = await render(part.fallback);
         out += sub;
         if (out.length > MAX_RESOLVED_BYTES && Buffer.byteLength(out) > MAX_RESOLVED_BYTES) {
           failure = { ok: false, code: 'REFERENCE_LIMIT', message: `${key}: resolved value larger than 1 MiB` };
@@ -145,18 +259,26 @@ export function resolveAll(vars: ReadonlyMap<string, SourceVar>): Map<string, Re
       }
       return out;
     };
-    const value = render(parseTemplate(source.value));
-    onStack.delete(key);
-    const result: Resolution = failure ?? { ok: true, value, usedSecret, height };
+    const value = await render(parseTemplate(source.value));
+    onStack.delete(node);
+    const result: Resolution = failure ?? {
+      ok: true,
+      value,
+      secretsFrom: secretsFrom.size ? secretsFrom : NONE,
+      height,
+    };
     // A failure seen from inside a cycle is re-evaluated for each entry point, so each key reports itself.
-    if (result.ok || depth === 0) done.set(key, result.ok ? result : withKey(result, key));
+    if (result.ok || depth === 0) done.set(node, result.ok ? result : withKey(result, key));
     return result;
   };
 
-  for (const key of [...vars.keys()].sort()) {
-    if (!done.has(key)) done.set(key, withKey(resolveKey(key, 0), key));
+  const out = new Map<string, Resolution>();
+  for (const key of [...root.vars.keys()].sort()) {
+    const node = `${root.id}\0${key}`;
+    if (!done.has(node)) done.set(node, withKey(await resolveKey(root, key, 0, key), key));
+    out.set(key, done.get(node)!);
   }
-  return done;
+  return out;
 }
 
 function chainLimit(key: string): Resolution {

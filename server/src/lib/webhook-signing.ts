@@ -12,6 +12,6 @@ export const sealWebhookSecret = (key: Buffer, webhookId: string, secret: string
 export const openWebhookSecret = (key: Buffer, webhookId: string, sealed: string): string =>
   open(key, sealed, aad(webhookId)).toString('utf8');
 
-/** Spec "Delivery" 1-2: `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the secret. */
+/** Spec delivery rules 1-2: `sha256=` + hex HMAC-SHA256 of the exact raw body, keyed with the secret. */
 export const signWebhookBody = (secret: string, body: string | Buffer): string =>
   `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;

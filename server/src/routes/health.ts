@@ -6,6 +6,7 @@ import { body } from '../http/errors.js';
 import type { Deps } from '../services/deps.js';
 
 const healthResponse = z.object({ ok: z.literal(true) });
+const readyResponse = z.object({ ready: z.literal(true) });
 
 /** D6: 200 {ok:true} when the database answers; no credential. */
 export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
@@ -21,5 +22,13 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         return reply.status(503).send(body('SERVER', 'the database does not answer'));
       }
     },
+  );
+
+  // D52: ready once it is routed at all. The server listens only after its migrations ran (main.ts), and
+  // while it drains the onRequest hook (app.ts) answers every request, this one included, 503.
+  app.get(
+    '/readyz',
+    { schema: { tags: ['health'], response: { 200: readyResponse, 503: c.errorBody } } },
+    async () => ({ ready: true as const }),
   );
 }

@@ -1,11 +1,10 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Deps } from '../services/deps.js';
 import * as pm from '../services/project-members.js';
 
 /** D22: project members and per-environment overrides (Owner or project Admin). */
-export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+export async function projectMemberRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const config = { auth: 'any' as const };
   const tags = ['project members'];
@@ -13,7 +12,7 @@ export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { 
   app.get(
     '/projects/:id/members',
     { config, schema: { tags, params: c.projectParams, response: { 200: c.projectMembersResponse } } },
-    async (req) => ({ members: await pm.listProjectMembers(deps, req.principal, req.params.id) }),
+    async (req) => ({ members: await pm.listProjectMembers(req.ctx, { projectId: req.params.id }) }),
   );
   app.put(
     '/projects/:id/members/:userId',
@@ -21,13 +20,14 @@ export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { 
       config,
       schema: { tags, params: c.projectMemberParams, body: c.setProjectRoleBody, response: { 200: c.projectMember } },
     },
-    async (req) => pm.setProjectRole(deps, req.principal, req.params.id, req.params.userId, req.body.role),
+    async (req) =>
+      pm.setProjectRole(req.ctx, { projectId: req.params.id, userId: req.params.userId, role: req.body.role }),
   );
   app.delete(
     '/projects/:id/members/:userId',
     { config, schema: { tags, params: c.projectMemberParams, response: { 204: c.noContent } } },
     async (req, reply) => {
-      await pm.removeProjectMember(deps, req.principal, req.params.id, req.params.userId);
+      await pm.removeProjectMember(req.ctx, { projectId: req.params.id, userId: req.params.userId });
       return reply.status(204).send(null);
     },
   );
@@ -42,15 +42,20 @@ export async function projectMemberRoutes(fastify: FastifyInstance, { deps }: { 
         response: { 200: c.projectMember },
       },
     },
-    async (req) =>
-      pm.setEnvPermission(deps, req.principal, req.params.id, req.params.userId, req.params.env, req.body.permission),
+    async (req) => pm.setEnvPermission(req.ctx, { ...memberEnv(req.params), permission: req.body.permission }),
   );
   app.delete(
     '/projects/:id/members/:userId/envs/:env',
     { config, schema: { tags, params: c.projectMemberEnvParams, response: { 204: c.noContent } } },
     async (req, reply) => {
-      await pm.clearEnvPermission(deps, req.principal, req.params.id, req.params.userId, req.params.env);
+      await pm.setEnvPermission(req.ctx, { ...memberEnv(req.params), permission: null });
       return reply.status(204).send(null);
     },
   );
 }
+
+const memberEnv = (p: { id: string; userId: string; env: string }) => ({
+  projectId: p.id,
+  userId: p.userId,
+  env: p.env,
+});

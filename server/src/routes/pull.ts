@@ -1,26 +1,38 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Deps } from '../services/deps.js';
-import { exportVars, pull } from '../services/pull.js';
+import { REVISION_HEADER } from '../http/revisions.js';
+import { authenticate } from '../services/authn.js';
+import { exportVars, pullWaiting } from '../services/pull.js';
 
-export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+export async function pullRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const tags = ['pull'];
 
-  // Rule 8: pull takes access tokens only; a JWT is 401.
+  // Spec variables rule 8: pull takes access tokens only; a JWT is 401.
   app.get(
     '/projects/:id/envs/:env/pull',
     { config: { auth: 'token' }, schema: { tags, params: c.envParams, querystring: c.pullQuery } },
     async (req, reply) => {
-      const result = await pull(deps, req.principal, {
-        projectId: req.params.id,
-        env: req.params.env,
-        metadata: req.query.metadata ?? true,
-        format: req.query.format ?? 'dotenv',
-        operator: req.headers['x-svcenv-client'] === 'operator',
-      });
+      const ifNoneMatch = req.headers['if-none-match'];
+      // D43: `wait` holds the answer while If-None-Match still matches; the credential is checked again
+      // before a held pull answers.
+      const result = await pullWaiting(
+        req.ctx,
+        {
+          ...what(req.params, req.query),
+          operator: req.headers['x-svcenv-client'] === 'operator',
+          wait: req.query.wait,
+          revision: req.query.revision,
+          ifNoneMatch: (etag) => notModified(ifNoneMatch, etag),
+        },
+        async () => ({
+          deps: req.ctx.deps,
+          ...(await authenticate(req.ctx.deps.authn, req.headers.authorization, 'token')),
+        }),
+      );
       reply.header('etag', result.etag);
+      reply.header(REVISION_HEADER, String(result.revision));
       // Which variables of the body are the server's context variables rather than the user's (ADR 0002):
       // `svcenv run` scrubs every value but those, so a user variable that overrides one is scrubbed too.
       if (result.context) reply.header('x-svcenv-context', result.context);
@@ -34,17 +46,27 @@ export async function pullRoutes(fastify: FastifyInstance, { deps }: { deps: Dep
     '/projects/:id/envs/:env/export',
     { config: { auth: 'any' }, schema: { tags, params: c.envParams, querystring: c.exportQuery } },
     async (req, reply) => {
-      const result = await exportVars(deps, req.principal, {
-        projectId: req.params.id,
-        env: req.params.env,
-        metadata: req.query.metadata ?? true,
-        format: req.query.format ?? 'dotenv',
-        reveal: req.query.reveal ?? false,
-      });
+      const result = await exportVars(req.ctx, { ...what(req.params, req.query), reveal: req.query.reveal ?? false });
       reply.header('content-disposition', `attachment; filename="${result.filename}"`);
       return reply.type(result.contentType).send(result.body);
     },
   );
+}
+
+/**
+ * The environment and rendering a pull or export asks for, with the defaults of D28 and spec variables rule 5.
+ * The content type of each format (D28, D55) is the service's, from lib/formats.ts.
+ */
+function what(
+  params: { id: string; env: string },
+  query: { metadata?: boolean | undefined; format?: c.OutputFormat | undefined },
+) {
+  return {
+    projectId: params.id,
+    env: params.env,
+    metadata: query.metadata ?? true,
+    format: query.format ?? 'dotenv',
+  };
 }
 
 /**

@@ -1,36 +1,43 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Deps } from '../services/deps.js';
 import * as tokens from '../services/tokens.js';
 
-/** D31/D10: token management requires a dashboard session (JWT). */
-export async function tokenRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+/** D31/D10: token management requires a dashboard session (JWT); `GET /auth/token` is a token's own (D58). */
+export async function tokenRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const config = { auth: 'jwt' as const };
   const tags = ['tokens'];
 
+  // D58: an access token describes itself (`svcenv whoami`); a session gets 401 like pull (the one
+  // exception to this file's JWT rule: a token cannot manage tokens, only read its own description).
+  app.get(
+    '/auth/token',
+    { config: { auth: 'token' as const }, schema: { tags, response: { 200: c.tokenSelfResponse } } },
+    async (req) => tokens.describeOwnToken(req.ctx),
+  );
+
   app.get('/tokens', { config, schema: { tags, response: { 200: c.listTokensResponse } } }, async (req) => ({
-    tokens: await tokens.listTokens(deps, req.principal),
+    tokens: await tokens.listTokens(req.ctx),
   }));
 
   app.post(
     '/tokens',
     { config, schema: { tags, body: c.createTokenBody, response: { 201: c.createTokenResponse } } },
-    async (req, reply) => reply.status(201).send(await tokens.createToken(deps, req.principal, req.body)),
+    async (req, reply) => reply.status(201).send(await tokens.createToken(req.ctx, req.body)),
   );
 
   app.post(
     '/tokens/:id/rotate',
     { config, schema: { tags, params: c.tokenParams, body: c.emptyBody, response: { 200: c.rotateTokenResponse } } },
-    async (req) => tokens.rotateToken(deps, req.principal, req.params.id),
+    async (req) => tokens.rotateToken(req.ctx, req.params),
   );
 
   app.delete(
     '/tokens/:id',
     { config, schema: { tags, params: c.tokenParams, response: { 204: c.noContent } } },
     async (req, reply) => {
-      await tokens.revokeToken(deps, req.principal, req.params.id);
+      await tokens.revokeToken(req.ctx, req.params);
       return reply.status(204).send(null);
     },
   );

@@ -1,10 +1,11 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Deps } from '../services/deps.js';
+import { ifMatch, REVISION_HEADER, withRevision } from '../http/revisions.js';
+import * as revisions from '../services/revisions.js';
 import * as vars from '../services/variables.js';
 
-export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
+export async function variableRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const config = { auth: 'any' as const };
   const tags = ['variables'];
@@ -13,11 +14,17 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
     '/projects/:id/envs/:env/vars',
     {
       config,
-      schema: { tags, params: c.envParams, querystring: c.listVarsQuery, response: { 200: c.listVarsResponse } },
+      schema: { tags, params: c.envParams, querystring: c.listVarsAtQuery, response: { 200: c.listVarsResponse } },
     },
-    async (req) => ({
-      vars: await vars.listVars(deps, req.principal, req.params.id, req.params.env, req.query.reveal ?? false),
-    }),
+    async (req, reply) => {
+      const { vars: listed, revision } = await vars.listVars(req.ctx, {
+        ...target(req.params),
+        reveal: req.query.reveal ?? false,
+        revision: req.query.revision,
+      });
+      reply.header(REVISION_HEADER, String(revision));
+      return { vars: listed };
+    },
   );
 
   app.post(
@@ -26,20 +33,28 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
       config,
       schema: { tags, params: c.projectParams, body: c.bulkUpsertBody, response: { 200: c.bulkUpsertResponse } },
     },
-    async (req) => vars.bulkUpsert(deps, req.principal, req.params.id, req.body),
+    async (req, reply) =>
+      withRevision(reply, await vars.bulkUpsert(req.ctx, { projectId: req.params.id, ...req.body, ...ifMatch(req) })),
   );
 
   app.put(
     '/projects/:id/envs/:env/vars/:key',
     { config, schema: { tags, params: c.varParams, body: c.updateVarBody, response: { 200: c.updateVarResponse } } },
-    async (req) => vars.updateVar(deps, req.principal, req.params.id, req.params.env, req.params.key, req.body),
+    async (req, reply) =>
+      withRevision(
+        reply,
+        await vars.updateVar(req.ctx, { ...target(req.params), key: req.params.key, ...req.body, ...ifMatch(req) }),
+      ),
   );
 
   app.delete(
     '/projects/:id/envs/:env/vars/:key',
     { config, schema: { tags, params: c.varParams, response: { 204: c.noContent } } },
     async (req, reply) => {
-      await vars.deleteVar(deps, req.principal, req.params.id, req.params.env, req.params.key);
+      withRevision(
+        reply,
+        await vars.deleteVar(req.ctx, { ...target(req.params), key: req.params.key, ...ifMatch(req) }),
+      );
       return reply.status(204).send(null);
     },
   );
@@ -47,7 +62,11 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
   app.post(
     '/projects/:id/envs/:env/vars::bulkDelete',
     { config, schema: { tags, params: c.envParams, body: c.bulkDeleteBody, response: { 200: c.bulkDeleteResponse } } },
-    async (req) => vars.bulkDelete(deps, req.principal, req.params.id, req.params.env, req.body.keys),
+    async (req, reply) =>
+      withRevision(
+        reply,
+        await vars.bulkDelete(req.ctx, { ...target(req.params), keys: req.body.keys, ...ifMatch(req) }),
+      ),
   );
 
   app.get(
@@ -57,20 +76,48 @@ export async function variableRoutes(fastify: FastifyInstance, { deps }: { deps:
       schema: { tags, params: c.varParams, querystring: c.listVarsQuery, response: { 200: c.historyResponse } },
     },
     async (req) => ({
-      history: await vars.history(
-        deps,
-        req.principal,
-        req.params.id,
-        req.params.env,
-        req.params.key,
-        req.query.reveal ?? false,
-      ),
+      history: await vars.history(req.ctx, {
+        ...target(req.params),
+        key: req.params.key,
+        reveal: req.query.reveal ?? false,
+      }),
     }),
   );
 
   app.post(
     '/projects/:id/envs/:env/vars/:key/restore',
     { config, schema: { tags, params: c.varParams, body: c.restoreBody, response: { 200: c.restoreResponse } } },
-    async (req) => vars.restore(deps, req.principal, req.params.id, req.params.env, req.params.key, req.body.versionId),
+    async (req, reply) =>
+      withRevision(
+        reply,
+        await vars.restore(req.ctx, {
+          ...target(req.params),
+          key: req.params.key,
+          versionId: req.body.versionId,
+          ...ifMatch(req),
+        }),
+      ),
+  );
+
+  app.get(
+    '/projects/:id/envs/:env/revisions',
+    {
+      config,
+      schema: { tags, params: c.envParams, querystring: c.revisionsQuery, response: { 200: c.revisionsResponse } },
+    },
+    async (req) => revisions.listRevisions(req.ctx, { ...target(req.params), ...req.query }),
+  );
+
+  app.post(
+    '/projects/:id/envs/:env/rollback',
+    { config, schema: { tags, params: c.envParams, body: c.rollbackBody, response: { 200: c.rollbackResponse } } },
+    async (req, reply) =>
+      withRevision(
+        reply,
+        await revisions.rollback(req.ctx, { ...target(req.params), revision: req.body.revision, ...ifMatch(req) }),
+      ),
   );
 }
+
+/** The environment a route's `:id` and `:env` name. */
+const target = (p: { id: string; env: string }): vars.EnvTarget => ({ projectId: p.id, env: p.env });

@@ -3,13 +3,13 @@ import type { SessionUser } from '@svcenv/contract';
 import type { Db } from '../db/index.js';
 import { AppError, unauthorized } from '../lib/errors.js';
 import { newId, randomBase62, slugify } from '../lib/ids.js';
-import { auditRow, recordAudit } from './audit.js';
 import { signSessionJwt } from './authn.js';
+import { recordChange } from './changes.js';
+import { actingAs, type Ctx } from './context.js';
 import type { Deps } from './deps.js';
 import { queueVerificationEmail } from './email-verification.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
 import { createMfaChallenge, landingWorkspace, redeemMfaChallenge, userActor } from './mfa.js';
-import type { Principal } from './principal.js';
 
 /** D8: argon2id (the library's default algorithm) with OWASP-recommended memory and time cost. */
 const ARGON = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
@@ -118,10 +118,7 @@ export async function login(deps: Deps, input: { email: string; password: string
   if (!user || !ok || !workspaceId) {
     if (!ok) await recordAccountFailure(deps.limiter, email);
     if (user && workspaceId) {
-      await recordAudit(
-        deps.db,
-        auditRow(deps.clock, userActor(user.id, workspaceId), { action: 'auth.login_failed' }),
-      );
+      await recordChange(deps.db, actingAs(deps, userActor(user.id, workspaceId)), { action: 'auth.login_failed' });
     }
     throw unauthorized('wrong email or password');
   }
@@ -134,7 +131,7 @@ export async function login(deps: Deps, input: { email: string; password: string
     workspaceId,
     sessionVersion: user.session_version,
   });
-  await recordAudit(deps.db, auditRow(deps.clock, userActor(user.id, workspaceId), { action: 'auth.login' }));
+  await recordChange(deps.db, actingAs(deps, userActor(user.id, workspaceId)), { action: 'auth.login' });
   return { token, user: await sessionUser(deps.db, user.id, workspaceId) };
 }
 
@@ -142,17 +139,16 @@ export async function login(deps: Deps, input: { email: string; password: string
 export async function verifyMfaLogin(deps: Deps, input: { mfaToken: string; code: string }) {
   const done = await redeemMfaChallenge(deps, input);
   const token = await signSessionJwt(deps.authn, done);
-  await recordAudit(
-    deps.db,
-    auditRow(deps.clock, userActor(done.userId, done.workspaceId), {
-      action: 'auth.login',
-      detail: { mfa: done.method },
-    }),
-  );
+  await recordChange(deps.db, actingAs(deps, userActor(done.userId, done.workspaceId)), {
+    action: 'auth.login',
+    detail: { mfa: done.method },
+  });
   return { token, user: await sessionUser(deps.db, done.userId, done.workspaceId) };
 }
 
-export async function switchWorkspace(deps: Deps, principal: Principal, workspaceId: string) {
+export async function switchWorkspace(ctx: Ctx, input: { workspaceId: string }) {
+  const { deps, principal } = ctx;
+  const { workspaceId } = input;
   const member = await deps.db
     .selectFrom('workspace_members as m')
     .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')

@@ -1,12 +1,13 @@
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
 import { createSigner, createVerifier } from 'fast-jwt';
-import { cachedRows, readEpoch, rememberRequestEpoch } from '../db/epoch-cache.js';
+import { cachedRows, readEpoch } from '../db/epoch-cache.js';
 import { hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { unauthorized } from '../lib/errors.js';
 import { TOKEN_DISPLAY_PREFIX_LEN, TOKEN_PREFIX, tokenChecksumValid } from '../lib/ids.js';
+import type { Authenticated } from './context.js';
 import type { Principal } from './principal.js';
 
 /** Which credentials a route accepts (spec "Authentication", D10). */
@@ -92,7 +93,7 @@ export function authnQueries(db: Db) {
       db
         .selectFrom('users as u')
         .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
-        .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role'])
+        .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role', 'm.joined_at'])
         .where('u.id', '=', userId)
         .where('m.workspace_id', '=', workspaceId),
     ),
@@ -131,7 +132,11 @@ export function bearer(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-export async function authenticate(deps: AuthnDeps, header: string | undefined, mode: AuthMode): Promise<Principal> {
+export async function authenticate(
+  deps: AuthnDeps,
+  header: string | undefined,
+  mode: AuthMode,
+): Promise<Authenticated> {
   const credential = bearer(header);
   if (!credential) throw unauthorized('an Authorization: Bearer credential is required');
   if (credential.startsWith(TOKEN_PREFIX)) {
@@ -139,19 +144,25 @@ export async function authenticate(deps: AuthnDeps, header: string | undefined, 
     return authenticateToken(deps, credential);
   }
   if (mode === 'token') throw unauthorized('this endpoint requires an access token (tok_live_...), not a session');
-  return authenticateJwt(deps, credential);
+  return { principal: await authenticateJwt(deps, credential), epoch: undefined };
 }
 
 async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal> {
   const payload = deps.jwt.check(jwt, deps.clock.now());
   if (!payload) throw unauthorized('invalid or expired session');
-  const { sub, wid, sv, typ } = payload;
+  const { sub, wid, sv, typ, exp } = payload;
   if (typ !== 'session' || typeof sub !== 'string' || typeof wid !== 'string' || typeof sv !== 'number') {
     throw unauthorized('invalid session');
   }
   // D9: roles and the session version come from the database on every request, never from the token.
   const [row] = await cachedRows(deps.db, `session|${sub}|${wid}`, () => deps.queries.sessionMember(sub, wid));
   if (!row || row.session_version !== sv) throw unauthorized('invalid or expired session');
+  // A session issued before the current membership began belongs to an earlier one: a member removed and
+  // added again does not get the sessions of their first membership back (issue 17). Every session lives
+  // JWT_LIFETIME_S, so its expiry tells when it was issued (the signer adds no `iat`); whole seconds: a
+  // session issued in the second the member joined is theirs.
+  const issuedAt = (exp as number) - JWT_LIFETIME_S;
+  if (issuedAt < Math.floor(Date.parse(row.joined_at) / 1000)) throw unauthorized('invalid or expired session');
   return {
     kind: 'user',
     userId: row.id,
@@ -164,7 +175,7 @@ async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal>
   };
 }
 
-async function authenticateToken(deps: AuthnDeps, token: string): Promise<Principal> {
+async function authenticateToken(deps: AuthnDeps, token: string): Promise<Authenticated> {
   // D33: a malformed or mistyped token is refused before any database or bcrypt work.
   if (!tokenChecksumValid(token)) throw unauthorized('invalid access token');
   const digest = sha256Hex(token);
@@ -198,8 +209,7 @@ async function authenticateToken(deps: AuthnDeps, token: string): Promise<Princi
         projectId: row.project_id,
       },
     };
-    rememberRequestEpoch(principal, epoch);
-    return principal;
+    return { principal, epoch };
   }
   throw unauthorized('invalid access token');
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db, Dialect } from '../db/index.js';
+import type { WebhookDeps } from '../jobs/events.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { Clock } from '../lib/clock.js';
 import type { ProjectKeyring } from '../lib/crypto.js';
@@ -8,7 +9,7 @@ import type { AuditBatcher } from './audit.js';
 import type { AuthnDeps } from './authn.js';
 import type { AccountKeys } from './mfa.js';
 import type { RenderCache } from './pull.js';
-import type { WebhookDeps } from './webhooks.js';
+import type { EnvWatch } from './watch.js';
 
 /** Everything services may use, wired once in app.ts. Services take the narrowest slice they need. */
 export interface Deps {
@@ -24,6 +25,8 @@ export interface Deps {
   jobs: JobQueue;
   /** Webhook secrets key, subscription cache and target checks (issue 5, services/webhooks.ts). */
   webhooks: WebhookDeps;
+  /** D43: held pulls waiting for their environment to change. */
+  watch: EnvWatch;
   /** Rate limits (D14, D11), shared by all instances through Redis when REDIS_URL is set (D2). */
   limiter: RateLimiter;
   /** Master-key-derived keys for TOTP secrets and backup code digests (services/mfa.ts). */

@@ -4,9 +4,9 @@ import { EMAIL_JOB } from '../jobs/email.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { AppError } from '../lib/errors.js';
 import { randomBase62 } from '../lib/ids.js';
+import type { Ctx } from './context.js';
 import type { Deps } from './deps.js';
 import { RESEND_PER_USER, rateLimited } from './limits.js';
-import type { Principal } from './principal.js';
 
 /**
  * D11 email verification. The link carries a random token (256 bits of base62); only its SHA-256 is stored,
@@ -79,7 +79,8 @@ export async function verifyEmail(deps: Deps, token: string): Promise<{ user: Ac
 }
 
 /** POST /v1/auth/resend-verification (JWT): 409 when verified, 429 within a minute of the last resend (D11). */
-export async function resendVerification(deps: Deps, principal: Principal): Promise<{ sent: true }> {
+export async function resendVerification(ctx: Ctx): Promise<{ sent: true }> {
+  const { deps, principal } = ctx;
   const user = await deps.db
     .selectFrom('users')
     .select(['id', 'name', 'email', 'email_verified_at'])

@@ -1,17 +1,18 @@
 import { AppError, unauthorized } from '../lib/errors.js';
 import { hashPassword, sessionUser, verifyPassword } from './accounts.js';
-import { auditRow, recordAudit } from './audit.js';
-import type { Deps } from './deps.js';
+import { recordChange } from './changes.js';
+import type { Ctx } from './context.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
-import type { Principal } from './principal.js';
 
 /** D12 account endpoints of the signed-in user (JWT only, D10). */
 
-export async function getMe(deps: Deps, principal: Principal) {
+export async function getMe(ctx: Ctx) {
+  const { deps, principal } = ctx;
   return { user: await sessionUser(deps.db, principal.userId, principal.workspaceId) };
 }
 
-export async function updateMe(deps: Deps, principal: Principal, input: { name: string }) {
+export async function updateMe(ctx: Ctx, input: { name: string }) {
+  const { deps, principal } = ctx;
   await deps.db.updateTable('users').set({ name: input.name }).where('id', '=', principal.userId).execute();
   return { user: await sessionUser(deps.db, principal.userId, principal.workspaceId) };
 }
@@ -20,11 +21,8 @@ export async function updateMe(deps: Deps, principal: Principal, input: { name: 
  * D12/D9: needs the current password; the new hash and a bumped session version commit together, so every
  * JWT issued before (this request's included) is refused from the next request on, on every instance.
  */
-export async function changePassword(
-  deps: Deps,
-  principal: Principal,
-  input: { currentPassword: string; newPassword: string },
-): Promise<void> {
+export async function changePassword(ctx: Ctx, input: { currentPassword: string; newPassword: string }): Promise<void> {
+  const { deps, principal } = ctx;
   const user = await deps.db
     .selectFrom('users')
     .select(['email', 'password_hash'])
@@ -46,12 +44,13 @@ export async function changePassword(
       .where('password_hash', '=', user.password_hash)
       .executeTakeFirst();
     if (r.numUpdatedRows !== 1n) throw unauthorized('the password was changed meanwhile');
-    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'auth.password_change' }));
+    await recordChange(trx, ctx, { action: 'auth.password_change' });
   });
 }
 
 /** D12: every workspace the user belongs to, with their role there. */
-export async function myWorkspaces(deps: Deps, principal: Principal) {
+export async function myWorkspaces(ctx: Ctx) {
+  const { deps, principal } = ctx;
   const rows = await deps.db
     .selectFrom('workspace_members as m')
     .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')

@@ -4,7 +4,8 @@ import { open, seal, sha256Hex } from '../lib/crypto.js';
 import { AppError, unauthorized } from '../lib/errors.js';
 import { newId, randomBase62 } from '../lib/ids.js';
 import { matchTotpStep, newTotpSecret, otpauthUrl } from '../lib/totp.js';
-import { auditRow, recordAudit } from './audit.js';
+import { recordChange } from './changes.js';
+import { actingAs, type Ctx } from './context.js';
 import type { Deps } from './deps.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
 import type { Principal } from './principal.js';
@@ -108,7 +109,10 @@ async function redeem(trx: Db, keys: AccountKeys, user: MfaUser, factor: SecondF
       .where('mfa_enabled', '=', 1)
       .where((eb) => eb.or([eb('mfa_last_step', 'is', null), eb('mfa_last_step', '<', step)]))
       .executeTakeFirst();
-    return r.numUpdatedRows === 1n;
+    if (r.numUpdatedRows === 1n) return true;
+    // A right code of a step already accepted: most often the one just used to enable two-factor or to log
+    // in, typed again within its 30 seconds. Refused all the same (D13), but said so (issue 18).
+    throw new Rejected('used');
   }
   if (factor.kind === 'backup') {
     const r = await trx
@@ -121,8 +125,12 @@ async function redeem(trx: Db, keys: AccountKeys, user: MfaUser, factor: SecondF
   return false;
 }
 
-/** Rolls a transaction back when the second factor was not accepted. */
-class Rejected extends Error {}
+/** Rolls a transaction back when the second factor was not accepted; `used`: a right code already accepted. */
+class Rejected extends Error {
+  constructor(readonly reason: 'wrong' | 'used' = 'wrong') {
+    super(reason);
+  }
+}
 
 async function replaceBackupCodes(trx: Db, keys: AccountKeys, userId: string, now: string): Promise<string[]> {
   const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
@@ -141,12 +149,23 @@ async function replaceBackupCodes(trx: Db, keys: AccountKeys, userId: string, no
 }
 
 /** A wrong code: audited (never the code itself, D36) and counted against the account (ADR 0003). */
-async function codeFailed(deps: Deps, user: MfaUser, workspaceId: string | null, context: string): Promise<never> {
+async function codeFailed(
+  deps: Deps,
+  user: MfaUser,
+  workspaceId: string | null,
+  context: string,
+  reason: 'wrong' | 'used' = 'wrong',
+): Promise<never> {
   await recordAccountFailure(deps.limiter, user.email);
   if (workspaceId) {
-    await recordAudit(
-      deps.db,
-      auditRow(deps.clock, userActor(user.id, workspaceId), { action: 'auth.mfa_failed', detail: { context } }),
+    await recordChange(deps.db, actingAs(deps, userActor(user.id, workspaceId)), {
+      action: 'auth.mfa_failed',
+      detail: { context },
+    });
+  }
+  if (reason === 'used') {
+    throw unauthorized(
+      'this code was already used; wait for the next code of your authenticator (a new one every 30 seconds)',
     );
   }
   throw unauthorized('invalid two-factor code');
@@ -155,7 +174,8 @@ async function codeFailed(deps: Deps, user: MfaUser, workspaceId: string | null,
 const conflict = (message: string) => new AppError('CONFLICT', message);
 
 /** D12 setup: a new secret, sealed, not yet enabled. Setting up again replaces a secret not yet enabled. */
-export async function setupMfa(deps: Deps, principal: Principal) {
+export async function setupMfa(ctx: Ctx) {
+  const { deps, principal } = ctx;
   const user = await loadUser(deps.db, principal.userId);
   if (user.mfa_enabled) throw conflict('two-factor authentication is already enabled; disable it first');
   const secret = newTotpSecret();
@@ -170,7 +190,9 @@ export async function setupMfa(deps: Deps, principal: Principal) {
 }
 
 /** D12 enable: a current TOTP code turns two-factor on, returns 10 backup codes, ends older sessions (D9). */
-export async function enableMfa(deps: Deps, principal: Principal, code: string) {
+export async function enableMfa(ctx: Ctx, input: { code: string }) {
+  const { deps, principal } = ctx;
+  const { code } = input;
   const user = await loadUser(deps.db, principal.userId);
   if (user.mfa_enabled) throw conflict('two-factor authentication is already enabled');
   if (!user.mfa_secret_sealed) throw conflict('start with POST /v1/me/mfa/setup');
@@ -195,61 +217,94 @@ export async function enableMfa(deps: Deps, principal: Principal, code: string) 
       .executeTakeFirst();
     if (r.numUpdatedRows !== 1n) throw conflict('two-factor settings changed meanwhile; start again');
     const codes = await replaceBackupCodes(trx, deps.accountKeys, user.id, now);
-    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'mfa.enable' }));
+    await recordChange(trx, ctx, { action: 'mfa.enable' });
     return codes;
   });
   return { backupCodes };
 }
 
-/** D12 disable: a TOTP or backup code turns two-factor off and ends older sessions (D9). */
-export async function disableMfa(deps: Deps, principal: Principal, code: string): Promise<void> {
+/**
+ * Runs `work` in one transaction after redeeming a TOTP or backup code of the caller, whose two-factor must
+ * be on; a wrong code is audited and counted against the account (codeFailed), and changes nothing.
+ */
+async function withSecondFactor<T>(
+  ctx: Ctx,
+  code: string,
+  context: string,
+  work: (trx: Db, user: MfaUser, now: Date) => Promise<T>,
+): Promise<T> {
+  const { deps, principal } = ctx;
   const user = await loadUser(deps.db, principal.userId);
   if (!user.mfa_enabled) throw conflict('two-factor authentication is not enabled');
-  await assertAccountNotLocked(deps.limiter, user.email);
-  const factor = parseCode(deps.accountKeys, code);
-  const nowMs = deps.clock.now().getTime();
-  try {
-    await deps.db.transaction().execute(async (trx) => {
-      if (!(await redeem(trx, deps.accountKeys, user, factor, nowMs))) throw new Rejected();
-      await trx
-        .updateTable('users')
-        .set((eb) => ({
-          mfa_enabled: 0,
-          mfa_secret_sealed: null,
-          mfa_last_step: null,
-          session_version: eb('session_version', '+', 1),
-        }))
-        .where('id', '=', user.id)
-        .execute();
-      await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', user.id).execute();
-      await trx.deleteFrom('mfa_challenges').where('user_id', '=', user.id).execute();
-      await recordAudit(trx, auditRow(deps.clock, principal, { action: 'mfa.disable' }));
-    });
-  } catch (e) {
-    if (e instanceof Rejected) return codeFailed(deps, user, principal.workspaceId, 'disable');
-    throw e;
-  }
+  return redeemThen(deps, user, principal.workspaceId, code, context, work);
 }
 
-/** D12: ten new backup codes for a TOTP or backup code; every older backup code stops working. */
-export async function regenerateBackupCodes(deps: Deps, principal: Principal, code: string) {
-  const user = await loadUser(deps.db, principal.userId);
-  if (!user.mfa_enabled) throw conflict('two-factor authentication is not enabled');
+async function redeemThen<T>(
+  deps: Deps,
+  user: MfaUser,
+  workspaceId: string | null,
+  code: string,
+  context: string,
+  work: (trx: Db, user: MfaUser, now: Date) => Promise<T>,
+): Promise<T> {
   await assertAccountNotLocked(deps.limiter, user.email);
   const factor = parseCode(deps.accountKeys, code);
   const now = deps.clock.now();
   try {
-    const backupCodes = await deps.db.transaction().execute(async (trx) => {
+    return await deps.db.transaction().execute(async (trx) => {
       if (!(await redeem(trx, deps.accountKeys, user, factor, now.getTime()))) throw new Rejected();
-      const codes = await replaceBackupCodes(trx, deps.accountKeys, user.id, now.toISOString());
-      await recordAudit(trx, auditRow(deps.clock, principal, { action: 'mfa.backup_codes_regenerate' }));
-      return codes;
+      return work(trx, user, now);
     });
-    return { backupCodes };
   } catch (e) {
-    if (e instanceof Rejected) return codeFailed(deps, user, principal.workspaceId, 'backup-codes');
+    if (e instanceof Rejected) return codeFailed(deps, user, workspaceId, context, e.reason);
     throw e;
   }
+}
+
+/**
+ * withSecondFactor for a user identified by something other than a session (a password reset link, D54):
+ * the code must be theirs and two-factor on (else 401, like a wrong code, since the caller asked for it);
+ * a wrong code is audited in `workspaceId` and counted against the account like every other.
+ */
+export async function withUserSecondFactor<T>(
+  deps: Deps,
+  user: { id: string; workspaceId: string | null },
+  code: string,
+  context: string,
+  work: (trx: Db, now: Date) => Promise<T>,
+): Promise<T> {
+  const row = await loadUser(deps.db, user.id);
+  if (!row.mfa_enabled) throw unauthorized('two-factor authentication is not enabled');
+  return redeemThen(deps, row, user.workspaceId, code, context, (trx, _user, now) => work(trx, now));
+}
+
+/** D12 disable: a TOTP or backup code turns two-factor off and ends older sessions (D9). */
+export async function disableMfa(ctx: Ctx, input: { code: string }): Promise<void> {
+  await withSecondFactor(ctx, input.code, 'disable', async (trx, user) => {
+    await trx
+      .updateTable('users')
+      .set((eb) => ({
+        mfa_enabled: 0,
+        mfa_secret_sealed: null,
+        mfa_last_step: null,
+        session_version: eb('session_version', '+', 1),
+      }))
+      .where('id', '=', user.id)
+      .execute();
+    await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', user.id).execute();
+    await trx.deleteFrom('mfa_challenges').where('user_id', '=', user.id).execute();
+    await recordChange(trx, ctx, { action: 'mfa.disable' });
+  });
+}
+
+/** D12: ten new backup codes for a TOTP or backup code; every older backup code stops working. */
+export async function regenerateBackupCodes(ctx: Ctx, input: { code: string }) {
+  const backupCodes = await withSecondFactor(ctx, input.code, 'backup-codes', async (trx, user, now) => {
+    const codes = await replaceBackupCodes(trx, ctx.deps.accountKeys, user.id, now.toISOString());
+    await recordChange(trx, ctx, { action: 'mfa.backup_codes_regenerate' });
+    return codes;
+  });
+  return { backupCodes };
 }
 
 /**
@@ -329,13 +384,14 @@ export async function redeemMfaChallenge(deps: Deps, input: { mfaToken: string; 
     });
   } catch (e) {
     if (!(e instanceof Rejected)) throw e;
+    const reason = e.reason;
     // The fifth wrong code voids the token; the row goes now rather than at its expiry sweep.
     await deps.db
       .deleteFrom('mfa_challenges')
       .where('id', '=', challenge.id)
       .where('attempts', '>=', MFA_MAX_ATTEMPTS)
       .execute();
-    return codeFailed(deps, user, workspaceId, 'login');
+    return codeFailed(deps, user, workspaceId, 'login', reason);
   }
   return {
     userId: user.id,

@@ -1,11 +1,10 @@
 import type { ProjectMember } from '@svcenv/contract';
 import type { Db } from '../db/index.js';
 import { notFound } from '../lib/errors.js';
-import { auditRow, recordAudit } from './audit.js';
-import { loadProjectAccess, requireProjectAdmin } from './authz.js';
-import type { Deps } from './deps.js';
-import type { Permission, Principal, ProjectRole } from './principal.js';
-import { findEnv } from './projects.js';
+import { authorizeEnv, authorizeProject } from './authz.js';
+import { recordChange } from './changes.js';
+import type { Ctx } from './context.js';
+import type { Permission, ProjectRole } from './principal.js';
 
 /** D22: project members with their role and only their per-environment overrides. */
 async function membersOf(db: Db, projectId: string, userId?: string): Promise<ProjectMember[]> {
@@ -31,31 +30,26 @@ async function membersOf(db: Db, projectId: string, userId?: string): Promise<Pr
   }));
 }
 
-async function adminAccess(deps: Deps, principal: Principal, projectId: string) {
-  const access = await loadProjectAccess(deps.db, principal, projectId);
-  requireProjectAdmin(access);
-  return access;
+/** One member of one project, as the member routes name them. */
+interface MemberTarget {
+  projectId: string;
+  userId: string;
 }
 
-export async function listProjectMembers(deps: Deps, principal: Principal, projectId: string) {
-  await adminAccess(deps, principal, projectId);
-  return membersOf(deps.db, projectId);
+export async function listProjectMembers(ctx: Ctx, input: { projectId: string }) {
+  await authorizeProject(ctx, input.projectId, 'admin');
+  return membersOf(ctx.deps.db, input.projectId);
 }
 
 /** Adds a workspace member to the project or changes their role. */
-export async function setProjectRole(
-  deps: Deps,
-  principal: Principal,
-  projectId: string,
-  userId: string,
-  role: ProjectRole,
-): Promise<ProjectMember> {
-  await adminAccess(deps, principal, projectId);
-  return deps.db.transaction().execute(async (trx) => {
+export async function setProjectRole(ctx: Ctx, input: MemberTarget & { role: ProjectRole }): Promise<ProjectMember> {
+  const { projectId, userId, role } = input;
+  await authorizeProject(ctx, projectId, 'admin');
+  return ctx.deps.db.transaction().execute(async (trx) => {
     const inWorkspace = await trx
       .selectFrom('workspace_members')
       .select('user_id')
-      .where('workspace_id', '=', principal.workspaceId)
+      .where('workspace_id', '=', ctx.principal.workspaceId)
       .where('user_id', '=', userId)
       .executeTakeFirst();
     if (!inWorkspace) throw notFound('workspace member');
@@ -64,17 +58,15 @@ export async function setProjectRole(
       .values({ project_id: projectId, user_id: userId, role })
       .onConflict((oc) => oc.columns(['project_id', 'user_id']).doUpdateSet({ role }))
       .execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, { action: 'project_member.set', projectId, detail: { userId, role } }),
-    );
+    await recordChange(trx, ctx, { action: 'project_member.set', projectId, detail: { userId, role } });
     return (await membersOf(trx, projectId, userId))[0]!;
   });
 }
 
-export async function removeProjectMember(deps: Deps, principal: Principal, projectId: string, userId: string) {
-  await adminAccess(deps, principal, projectId);
-  await deps.db.transaction().execute(async (trx) => {
+export async function removeProjectMember(ctx: Ctx, input: MemberTarget): Promise<void> {
+  const { projectId, userId } = input;
+  await authorizeProject(ctx, projectId, 'admin');
+  await ctx.deps.db.transaction().execute(async (trx) => {
     const res = await trx
       .deleteFrom('project_members')
       .where('project_id', '=', projectId)
@@ -82,10 +74,7 @@ export async function removeProjectMember(deps: Deps, principal: Principal, proj
       .executeTakeFirst();
     if (Number(res.numDeletedRows) === 0) throw notFound('project member');
     await trx.deleteFrom('env_permissions').where('project_id', '=', projectId).where('user_id', '=', userId).execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, { action: 'project_member.remove', projectId, detail: { userId } }),
-    );
+    await recordChange(trx, ctx, { action: 'project_member.remove', projectId, detail: { userId } });
   });
 }
 
@@ -99,63 +88,38 @@ async function requireProjectMember(db: Db, projectId: string, userId: string) {
   if (!m) throw notFound('project member');
 }
 
-/** Spec layer 3: an override (none/read/write) of the role default for one environment. */
+/**
+ * Spec authorization layer 3: an override (none/read/write) of the role default for one environment; `null` removes it
+ * (back to the role default). Both are audited as `env_permission.set`.
+ */
 export async function setEnvPermission(
-  deps: Deps,
-  principal: Principal,
-  projectId: string,
-  userId: string,
-  envName: string,
-  permission: Permission,
+  ctx: Ctx,
+  input: MemberTarget & { env: string; permission: Permission | null },
 ): Promise<ProjectMember> {
-  await adminAccess(deps, principal, projectId);
-  const env = await findEnv(deps.db, projectId, envName);
-  return deps.db.transaction().execute(async (trx) => {
+  const { projectId, userId, permission } = input;
+  const { env } = await authorizeEnv(ctx, { projectId, env: input.env, need: 'admin' });
+  return ctx.deps.db.transaction().execute(async (trx) => {
     await requireProjectMember(trx, projectId, userId);
-    await trx
-      .insertInto('env_permissions')
-      .values({ project_id: projectId, user_id: userId, environment_id: env.id, permission })
-      .onConflict((oc) => oc.columns(['project_id', 'user_id', 'environment_id']).doUpdateSet({ permission }))
-      .execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'env_permission.set',
-        projectId,
-        targetEnv: envName,
-        detail: { userId, permission },
-      }),
-    );
+    if (permission === null) {
+      await trx
+        .deleteFrom('env_permissions')
+        .where('project_id', '=', projectId)
+        .where('user_id', '=', userId)
+        .where('environment_id', '=', env.id)
+        .execute();
+    } else {
+      await trx
+        .insertInto('env_permissions')
+        .values({ project_id: projectId, user_id: userId, environment_id: env.id, permission })
+        .onConflict((oc) => oc.columns(['project_id', 'user_id', 'environment_id']).doUpdateSet({ permission }))
+        .execute();
+    }
+    await recordChange(trx, ctx, {
+      action: 'env_permission.set',
+      projectId,
+      targetEnv: env.name,
+      detail: { userId, permission },
+    });
     return (await membersOf(trx, projectId, userId))[0]!;
-  });
-}
-
-/** Back to the role default. */
-export async function clearEnvPermission(
-  deps: Deps,
-  principal: Principal,
-  projectId: string,
-  userId: string,
-  envName: string,
-): Promise<void> {
-  await adminAccess(deps, principal, projectId);
-  const env = await findEnv(deps.db, projectId, envName);
-  await deps.db.transaction().execute(async (trx) => {
-    await requireProjectMember(trx, projectId, userId);
-    await trx
-      .deleteFrom('env_permissions')
-      .where('project_id', '=', projectId)
-      .where('user_id', '=', userId)
-      .where('environment_id', '=', env.id)
-      .execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'env_permission.set',
-        projectId,
-        targetEnv: envName,
-        detail: { userId, permission: null },
-      }),
-    );
   });
 }

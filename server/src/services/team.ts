@@ -7,10 +7,13 @@ import { sha256Hex } from '../lib/crypto.js';
 import { AppError, forbidden, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { checkLimit } from '../lib/plans.js';
-import { auditRow, recordAudit } from './audit.js';
+import { clientKey, type LimitRule } from '../lib/rate-limit.js';
 import { signSessionJwt } from './authn.js';
 import { requireOwner, requireUser } from './authz.js';
+import { recordChange } from './changes.js';
+import type { Ctx } from './context.js';
 import type { Deps } from './deps.js';
+import { rateLimited } from './limits.js';
 import type { Principal, WsRole } from './principal.js';
 import { seatsInUse } from './workspace.js';
 
@@ -23,7 +26,18 @@ function requireTeamManager(principal: Principal): void {
   requireOwner(principal);
 }
 
-export async function listMembers(deps: Deps, principal: Principal): Promise<Member[]> {
+/** The user's membership of the workspace (their role), if any. */
+function membership(db: Db, workspaceId: string, userId: string) {
+  return db
+    .selectFrom('workspace_members')
+    .select('ws_role')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function listMembers(ctx: Ctx): Promise<Member[]> {
+  const { deps, principal } = ctx;
   requireUser(principal);
   const rows = await deps.db
     .selectFrom('workspace_members as m')
@@ -45,7 +59,8 @@ async function workspaceName(db: Db, id: string): Promise<{ name: string; plan: 
  * invite with a single-use token valid 7 days, emailed as a link (202). Email leaves through the job queue,
  * so a down SMTP server delays the message but never loses the invite.
  */
-export async function invite(deps: Deps, principal: Principal, input: { email: string; wsRole: WsRole }) {
+export async function invite(ctx: Ctx, input: { email: string; wsRole: WsRole }) {
+  const { deps, principal } = ctx;
   requireTeamManager(principal);
   const email = input.email.trim().toLowerCase();
   const now = deps.clock.now();
@@ -53,12 +68,7 @@ export async function invite(deps: Deps, principal: Principal, input: { email: s
     const ws = await workspaceName(trx, principal.workspaceId);
     const user = await trx.selectFrom('users').select(['id', 'name']).where('email', '=', email).executeTakeFirst();
     if (user) {
-      const existing = await trx
-        .selectFrom('workspace_members')
-        .select('user_id')
-        .where('workspace_id', '=', principal.workspaceId)
-        .where('user_id', '=', user.id)
-        .executeTakeFirst();
+      const existing = await membership(trx, principal.workspaceId, user.id);
       if (existing) throw new AppError('CONFLICT', 'this person is already a member of the workspace', 'email');
       checkLimit(ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
       await trx
@@ -73,13 +83,10 @@ export async function invite(deps: Deps, principal: Principal, input: { email: s
       // A pending invite to this address is settled by the direct add: left open, it would hold a seat and,
       // after a later removal, let the person back in by its old link.
       await closePendingInvites(trx, principal.workspaceId, email, now);
-      await recordAudit(
-        trx,
-        auditRow(deps.clock, principal, {
-          action: 'member.add',
-          detail: { userId: user.id, email, wsRole: input.wsRole },
-        }),
-      );
+      await recordChange(trx, ctx, {
+        action: 'member.add',
+        detail: { userId: user.id, email, wsRole: input.wsRole },
+      });
       await deps.jobs.enqueue(trx, {
         kind: EMAIL_JOB,
         payload: {
@@ -111,10 +118,7 @@ export async function invite(deps: Deps, principal: Principal, input: { email: s
         created_at: now.toISOString(),
       })
       .execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, { action: 'member.invite', detail: { email, wsRole: input.wsRole } }),
-    );
+    await recordChange(trx, ctx, { action: 'member.invite', detail: { email, wsRole: input.wsRole } });
     await deps.jobs.enqueue(trx, {
       kind: EMAIL_JOB,
       payload: {
@@ -124,13 +128,17 @@ export async function invite(deps: Deps, principal: Principal, input: { email: s
         link,
       },
     });
-    return { status: 202 as const, body: { invited: true as const, email } };
+    // Without SMTP the mailer only logs the message (D3): the Owner gets the link to hand over, or the
+    // invitee would wait for an email that never comes (ADR 0012). With SMTP the link stays in the email.
+    const handOver = deps.config.SMTP_URL ? {} : { inviteUrl: link };
+    return { status: 202 as const, body: { invited: true as const, email, ...handOver } };
   });
   deps.jobs.kick();
   return result;
 }
 
-export async function listInvites(deps: Deps, principal: Principal) {
+export async function listInvites(ctx: Ctx) {
+  const { deps, principal } = ctx;
   requireTeamManager(principal);
   const rows = await deps.db
     .selectFrom('invites')
@@ -151,7 +159,9 @@ export async function listInvites(deps: Deps, principal: Principal) {
   }));
 }
 
-export async function revokeInvite(deps: Deps, principal: Principal, id: string): Promise<void> {
+export async function revokeInvite(ctx: Ctx, input: { id: string }): Promise<void> {
+  const { deps, principal } = ctx;
+  const { id } = input;
   requireTeamManager(principal);
   await deps.db.transaction().execute(async (trx) => {
     const res = await trx
@@ -163,10 +173,7 @@ export async function revokeInvite(deps: Deps, principal: Principal, id: string)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) throw notFound('invite');
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, { action: 'member.invite', detail: { inviteId: id, revoked: true } }),
-    );
+    await recordChange(trx, ctx, { action: 'member.invite', detail: { inviteId: id, revoked: true } });
   });
 }
 
@@ -182,11 +189,46 @@ async function closePendingInvites(trx: Db, workspaceId: string, email: string, 
     .execute();
 }
 
+/** Public invite look-ups per client IP: enough for people opening links, too few to guess tokens with. */
+export const INVITE_INFO_PER_IP: LimitRule = { name: 'invite-info-ip', max: 30, windowMs: 60_000 };
+
+/**
+ * GET /v1/auth/invite?token= (public): what the invite page needs to greet the invitee (workspace, inviter,
+ * invited email to pre-fill). A live token only; anything else is the same 404 as accept-invite, so the
+ * answer never tells a used token from one that never existed. Rate-limited per IP like the other public
+ * auth routes; the token is 256 random bits, so the limit bounds load rather than guessing.
+ */
+export async function inviteInfo(deps: Deps, input: { token: string; ip: string }) {
+  const r = await deps.limiter.consume(clientKey(input.ip), INVITE_INFO_PER_IP);
+  if (!r.allowed) throw rateLimited(r.retryAfterMs, 'too many invite look-ups from this address; try again later');
+  const row = await deps.db
+    .selectFrom('invites as i')
+    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .leftJoin('users as u', 'u.id', 'i.invited_by')
+    .select([
+      'i.email',
+      'i.accepted_at',
+      'i.revoked_at',
+      'i.expires_at',
+      'w.name as workspaceName',
+      'u.name as inviterName',
+    ])
+    .where('i.token_hash', '=', sha256Hex(input.token))
+    .executeTakeFirst();
+  if (!row || row.accepted_at || row.revoked_at || row.expires_at <= deps.clock.now().toISOString()) {
+    throw notFound('invite (it may have expired or been used)');
+  }
+  // An inviter who has since deleted their account leaves the invite valid; the page then names no one.
+  return { workspaceName: row.workspaceName, inviterName: row.inviterName ?? '', email: row.email };
+}
+
 /**
  * D17: the caller's email must equal the invited one (else 403); an expired, revoked or used token is 404.
  * The single use is enforced by a conditional update, so two concurrent accepts cannot both succeed.
  */
-export async function acceptInvite(deps: Deps, principal: Principal, token: string) {
+export async function acceptInvite(ctx: Ctx, input: { token: string }) {
+  const { deps, principal } = ctx;
+  const { token } = input;
   requireUser(principal);
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
@@ -211,12 +253,7 @@ export async function acceptInvite(deps: Deps, principal: Principal, token: stri
       .where('accepted_at', 'is', null)
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) !== 1) throw notFound('invite (it may have expired or been used)');
-    const already = await trx
-      .selectFrom('workspace_members')
-      .select('ws_role')
-      .where('workspace_id', '=', inv.workspace_id)
-      .where('user_id', '=', principal.userId)
-      .executeTakeFirst();
+    const already = await membership(trx, inv.workspace_id, principal.userId);
     if (!already) {
       await trx
         .insertInto('workspace_members')
@@ -227,12 +264,11 @@ export async function acceptInvite(deps: Deps, principal: Principal, token: stri
           joined_at: now.toISOString(),
         })
         .execute();
-      await recordAudit(trx, {
-        ...auditRow(deps.clock, principal, {
-          action: 'member.add',
-          detail: { userId: principal.userId, email: inv.email, viaInvite: true },
-        }),
-        workspace_id: inv.workspace_id,
+      // Recorded in the workspace joined, which may not be the one the session is in.
+      const joining = { deps, principal: { ...principal, workspaceId: inv.workspace_id } };
+      await recordChange(trx, joining, {
+        action: 'member.add',
+        detail: { userId: principal.userId, email: inv.email, viaInvite: true },
       });
     }
     const ws = await workspaceName(trx, inv.workspace_id);
@@ -262,7 +298,9 @@ async function ownerCount(db: Db, workspaceId: string): Promise<number> {
 }
 
 /** D16: 200 Member; demoting the last Owner (themselves included) is 409. */
-export async function changeRole(deps: Deps, principal: Principal, userId: string, wsRole: WsRole): Promise<Member> {
+export async function changeRole(ctx: Ctx, input: { userId: string; wsRole: WsRole }): Promise<Member> {
+  const { deps, principal } = ctx;
+  const { userId, wsRole } = input;
   requireTeamManager(principal);
   return deps.db.transaction().execute(async (trx) => {
     const m = await trx
@@ -284,13 +322,10 @@ export async function changeRole(deps: Deps, principal: Principal, userId: strin
       .where('workspace_id', '=', principal.workspaceId)
       .where('user_id', '=', userId)
       .execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'member.role_change',
-        detail: { userId, from: m.ws_role, to: wsRole },
-      }),
-    );
+    await recordChange(trx, ctx, {
+      action: 'member.role_change',
+      detail: { userId, from: m.ws_role, to: wsRole },
+    });
     return { id: m.id, name: m.name, email: m.email, wsRole, joinedAt: m.joined_at };
   });
 }
@@ -299,7 +334,9 @@ export async function changeRole(deps: Deps, principal: Principal, userId: strin
  * Spec: access and project memberships go at once (the next request of the user, and of every token they
  * created, fails: both read membership from the database, D9/D32). An Owner cannot remove themselves (403).
  */
-export async function removeMember(deps: Deps, principal: Principal, userId: string): Promise<void> {
+export async function removeMember(ctx: Ctx, input: { userId: string }): Promise<void> {
+  const { deps, principal } = ctx;
+  const { userId } = input;
   requireTeamManager(principal);
   if (userId === principal.userId) throw forbidden('an Owner cannot remove themselves');
   await deps.db.transaction().execute(async (trx) => {
@@ -329,12 +366,9 @@ export async function removeMember(deps: Deps, principal: Principal, userId: str
       .where('created_by', '=', userId)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'member.remove',
-        detail: { userId, tokensRevoked: Number(revoked.numUpdatedRows) },
-      }),
-    );
+    await recordChange(trx, ctx, {
+      action: 'member.remove',
+      detail: { userId, tokensRevoked: Number(revoked.numUpdatedRows) },
+    });
   });
 }

@@ -1,13 +1,14 @@
 import { hash as bcryptHash } from '@node-rs/bcrypt';
-import type { AccessToken } from '@svcenv/contract';
+import type { AccessToken, TokenSelf } from '@svcenv/contract';
 import type { Selectable } from 'kysely';
 import type { AccessTokensTable } from '../db/schema.js';
 import { DAY_MS } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
-import { AppError, notFound } from '../lib/errors.js';
+import { AppError, notFound, unauthorized } from '../lib/errors.js';
 import { newAccessToken, newId, TOKEN_DISPLAY_PREFIX_LEN } from '../lib/ids.js';
-import { auditRow, recordAudit } from './audit.js';
-import { loadProjectAccess, requireUser } from './authz.js';
+import { authorizeProject, requireUser } from './authz.js';
+import { recordChange } from './changes.js';
+import type { Ctx } from './context.js';
 import type { Deps } from './deps.js';
 import type { Principal } from './principal.js';
 
@@ -33,7 +34,8 @@ function present(row: Selectable<AccessTokensTable>): AccessToken {
 }
 
 /** The caller's own tokens in this workspace that are not revoked (an Owner sees everyone's). */
-export async function listTokens(deps: Deps, principal: Principal): Promise<AccessToken[]> {
+export async function listTokens(ctx: Ctx): Promise<AccessToken[]> {
+  const { deps, principal } = ctx;
   requireUser(principal);
   let q = deps.db
     .selectFrom('access_tokens')
@@ -45,8 +47,7 @@ export async function listTokens(deps: Deps, principal: Principal): Promise<Acce
 }
 
 export async function createToken(
-  deps: Deps,
-  principal: Principal,
+  ctx: Ctx,
   input: {
     name: string;
     scope: 'read' | 'write' | 'deploy';
@@ -55,12 +56,13 @@ export async function createToken(
     expiresIn?: number | null | undefined;
   },
 ) {
+  const { deps, principal } = ctx;
   requireUser(principal);
   if (input.envs.includes('*') && input.envs.length > 1) {
     throw new AppError('VALIDATION', '"*" means every environment and cannot be combined with names', 'envs');
   }
   // A project restriction must name a project the creator can see (404 otherwise, like every other read).
-  if (input.projectId) await loadProjectAccess(deps.db, principal, input.projectId);
+  if (input.projectId) await authorizeProject(ctx, input.projectId);
   const token = newAccessToken();
   const now = deps.clock.now();
   const row = {
@@ -79,21 +81,56 @@ export async function createToken(
     created_at: now.toISOString(),
   };
   await deps.db.transaction().execute(async (trx) => {
+    // The project may be deleted between the check above and this insert: looked up again in the
+    // transaction, and on PostgreSQL locked (FOR KEY SHARE) so that a delete waits for this commit, the
+    // token is then either created for an existing project or refused 404, never a foreign-key 500.
+    if (row.project_id) {
+      let q = trx.selectFrom('projects').select('id').where('id', '=', row.project_id);
+      if (deps.dialect === 'postgres') q = q.forKeyShare();
+      if (!(await q.executeTakeFirst())) throw notFound('project');
+    }
     await trx.insertInto('access_tokens').values(row).execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'token.create',
-        projectId: row.project_id,
-        detail: { tokenId: row.id, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) },
-      }),
-    );
+    await recordChange(trx, ctx, {
+      action: 'token.create',
+      projectId: row.project_id,
+      detail: { tokenId: row.id, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) },
+    });
   });
   const p = present(row);
   return {
     id: p.id,
     token,
     name: p.name,
+    scope: p.scope,
+    envs: p.envs,
+    projectId: p.projectId,
+    expiresAt: p.expiresAt,
+  };
+}
+
+/**
+ * D58: the access token making the request, as `svcenv whoami` shows it. There is no other way for a
+ * token to learn its own name, scope or restrictions (the token list needs a session, D10). Only the
+ * token itself is described, so this reveals nothing its holder could not already try out.
+ */
+export async function describeOwnToken(ctx: Ctx): Promise<TokenSelf> {
+  const { deps, principal } = ctx;
+  if (principal.kind !== 'token' || !principal.token) {
+    throw unauthorized('this endpoint requires an access token (tok_live_...), not a session');
+  }
+  const row = await deps.db
+    .selectFrom('access_tokens')
+    .selectAll()
+    .where('id', '=', principal.token.id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  // Revoked between authentication and this read: the credential is no longer valid.
+  if (!row) throw unauthorized();
+  const p = present(row);
+  return {
+    id: p.id,
+    name: p.name,
+    tokenPrefix: p.tokenPrefix,
     scope: p.scope,
     envs: p.envs,
     projectId: p.projectId,
@@ -116,7 +153,9 @@ async function ownToken(deps: Deps, principal: Principal, id: string) {
 }
 
 /** Revokes the token and issues a new one with the same settings; the old one fails at once. */
-export async function rotateToken(deps: Deps, principal: Principal, id: string) {
+export async function rotateToken(ctx: Ctx, input: { id: string }) {
+  const { deps, principal } = ctx;
+  const { id } = input;
   const old = await ownToken(deps, principal, id);
   const now = deps.clock.now().toISOString();
   // Spec state table: only an active token rotates. The new one keeps the same expiry, so it would be
@@ -142,19 +181,18 @@ export async function rotateToken(deps: Deps, principal: Principal, id: string) 
       .executeTakeFirst();
     if (Number(revoked.numUpdatedRows) !== 1) throw notFound('token');
     await trx.insertInto('access_tokens').values(row).execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'token.rotate',
-        projectId: row.project_id,
-        detail: { tokenId: id, newTokenId: row.id, name: row.name },
-      }),
-    );
+    await recordChange(trx, ctx, {
+      action: 'token.rotate',
+      projectId: row.project_id,
+      detail: { tokenId: id, newTokenId: row.id, name: row.name },
+    });
   });
   return { id: row.id, token, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) as string[] };
 }
 
-export async function revokeToken(deps: Deps, principal: Principal, id: string): Promise<void> {
+export async function revokeToken(ctx: Ctx, input: { id: string }): Promise<void> {
+  const { deps, principal } = ctx;
+  const { id } = input;
   const row = await ownToken(deps, principal, id);
   await deps.db.transaction().execute(async (trx) => {
     await trx
@@ -162,13 +200,10 @@ export async function revokeToken(deps: Deps, principal: Principal, id: string):
       .set({ revoked_at: deps.clock.now().toISOString() })
       .where('id', '=', id)
       .execute();
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, {
-        action: 'token.revoke',
-        projectId: row.project_id,
-        detail: { tokenId: id, name: row.name },
-      }),
-    );
+    await recordChange(trx, ctx, {
+      action: 'token.revoke',
+      projectId: row.project_id,
+      detail: { tokenId: id, name: row.name },
+    });
   });
 }

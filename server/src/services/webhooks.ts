@@ -5,23 +5,13 @@ import type { WebhooksTable } from '../db/schema.js';
 import { type DeliveryPayload, WEBHOOK_JOB } from '../jobs/webhook.js';
 import { notFound, validation } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { type Resolver, resolveTarget, TargetRefused, urlHost } from '../lib/net-guard.js';
+import { resolveTarget, TargetRefused, urlHost } from '../lib/net-guard.js';
 import { newWebhookSecret, sealWebhookSecret } from '../lib/webhook-signing.js';
-import { auditRow, recordAudit } from './audit.js';
 import { requireOwner, requireUser } from './authz.js';
+import { recordChange } from './changes.js';
+import type { Ctx } from './context.js';
 import type { Deps } from './deps.js';
-import type { WebhookSubscriptions } from './events.js';
 import type { Principal } from './principal.js';
-
-/** What the webhook services and the delivery job need, wired in app.ts. */
-export interface WebhookDeps {
-  subscriptions: WebhookSubscriptions;
-  /** Seals the `whsec_` secrets; derived from the master key. */
-  secretKey: Buffer;
-  /** D5: WEBHOOK_ALLOW_PRIVATE. */
-  allowPrivate: boolean;
-  resolve: Resolver;
-}
 
 /** Attempts listed by the deliveries endpoint (newest first). */
 const DELIVERIES_SHOWN = 100;
@@ -100,7 +90,8 @@ async function ownWebhook(deps: Deps, principal: Principal, id: string, manage =
  * Spec: listing is not among the Owner-only operations, so every member (with a dashboard session) sees the
  * webhooks, without secrets, and their deliveries; creating, changing, deleting and testing stay Owner-only.
  */
-export async function listWebhooks(deps: Deps, principal: Principal): Promise<Webhook[]> {
+export async function listWebhooks(ctx: Ctx): Promise<Webhook[]> {
+  const { deps, principal } = ctx;
   requireUser(principal);
   const rows = await deps.db
     .selectFrom('webhooks')
@@ -113,10 +104,10 @@ export async function listWebhooks(deps: Deps, principal: Principal): Promise<We
 }
 
 export async function createWebhook(
-  deps: Deps,
-  principal: Principal,
+  ctx: Ctx,
   input: { name: string; url: string; events: WebhookEvent[]; active?: boolean | undefined },
 ) {
+  const { deps, principal } = ctx;
   requireWebhookAdmin(principal);
   const url = await checkUrl(deps, input.url);
   const id = newId();
@@ -138,7 +129,7 @@ export async function createWebhook(
   };
   await deps.db.transaction().execute(async (trx) => {
     await trx.insertInto('webhooks').values(row).execute();
-    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'webhook.create', detail: auditDetail(row) }));
+    await recordChange(trx, ctx, { action: 'webhook.create', detail: auditDetail(row) });
   });
   deps.webhooks.subscriptions.invalidate(principal.workspaceId);
   const p = present(row);
@@ -146,16 +137,17 @@ export async function createWebhook(
 }
 
 export async function updateWebhook(
-  deps: Deps,
-  principal: Principal,
-  id: string,
-  input: {
+  ctx: Ctx,
+  req: {
+    id: string;
     name?: string | undefined;
     url?: string | undefined;
     events?: WebhookEvent[] | undefined;
     active?: boolean | undefined;
   },
 ): Promise<Webhook> {
+  const { deps, principal } = ctx;
+  const { id, ...input } = req;
   const old = await ownWebhook(deps, principal, id);
   const set: Partial<Selectable<WebhooksTable>> = {};
   if (input.name !== undefined) set.name = input.name;
@@ -173,27 +165,28 @@ export async function updateWebhook(
       .where('workspace_id', '=', principal.workspaceId)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw notFound('webhook');
-    await recordAudit(
-      trx,
-      auditRow(deps.clock, principal, { action: 'webhook.update', detail: { ...auditDetail(next), fields } }),
-    );
+    await recordChange(trx, ctx, { action: 'webhook.update', detail: { ...auditDetail(next), fields } });
   });
   deps.webhooks.subscriptions.invalidate(principal.workspaceId);
   return present(next);
 }
 
-export async function deleteWebhook(deps: Deps, principal: Principal, id: string): Promise<void> {
+export async function deleteWebhook(ctx: Ctx, input: { id: string }): Promise<void> {
+  const { deps, principal } = ctx;
+  const { id } = input;
   const row = await ownWebhook(deps, principal, id);
   await deps.db.transaction().execute(async (trx) => {
     // Its attempts go with it (cascade); queued deliveries find no webhook and end quietly.
     await trx.deleteFrom('webhooks').where('id', '=', id).execute();
-    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'webhook.delete', detail: auditDetail(row) }));
+    await recordChange(trx, ctx, { action: 'webhook.delete', detail: auditDetail(row) });
   });
   deps.webhooks.subscriptions.invalidate(principal.workspaceId);
 }
 
 /** D35: recent attempts, newest first. */
-export async function listDeliveries(deps: Deps, principal: Principal, id: string): Promise<WebhookDelivery[]> {
+export async function listDeliveries(ctx: Ctx, input: { id: string }): Promise<WebhookDelivery[]> {
+  const { deps, principal } = ctx;
+  const { id } = input;
   await ownWebhook(deps, principal, id, false);
   const rows = await deps.db
     .selectFrom('webhook_deliveries')
@@ -218,7 +211,9 @@ export async function listDeliveries(deps: Deps, principal: Principal, id: strin
  * inactive webhook (the Owner asked for it explicitly). Answers at once with the delivery id; the
  * outcome appears in the deliveries list.
  */
-export async function testWebhook(deps: Deps, principal: Principal, id: string) {
+export async function testWebhook(ctx: Ctx, input: { id: string }) {
+  const { deps, principal } = ctx;
+  const { id } = input;
   await ownWebhook(deps, principal, id);
   const deliveryId = randomUUID();
   const payload: DeliveryPayload = {

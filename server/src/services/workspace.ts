@@ -2,11 +2,10 @@ import type { Workspace } from '@svcenv/contract';
 import type { Db } from '../db/index.js';
 import { notFound } from '../lib/errors.js';
 import { planLimits } from '../lib/plans.js';
-import { auditRow, recordAudit } from './audit.js';
 import { requireOwner, requireUser } from './authz.js';
-import type { Deps } from './deps.js';
-import type { Principal } from './principal.js';
-import { auditPage } from './projects.js';
+import { recordChange } from './changes.js';
+import type { Ctx } from './context.js';
+import { type AuditFilters, auditPage } from './projects.js';
 
 async function workspaceRow(db: Db, id: string) {
   const ws = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
@@ -20,19 +19,22 @@ const present = (w: { id: string; name: string; slug: string }): Workspace => ({
   slug: w.slug,
 });
 
-export async function getWorkspace(deps: Deps, principal: Principal): Promise<Workspace> {
+export async function getWorkspace(ctx: Ctx): Promise<Workspace> {
+  const { deps, principal } = ctx;
   requireUser(principal);
   return present(await workspaceRow(deps.db, principal.workspaceId));
 }
 
 /** D16: Owner only; 200 Workspace. */
-export async function renameWorkspace(deps: Deps, principal: Principal, name: string): Promise<Workspace> {
+export async function renameWorkspace(ctx: Ctx, input: { name: string }): Promise<Workspace> {
+  const { deps, principal } = ctx;
+  const { name } = input;
   requireUser(principal);
   requireOwner(principal);
   return deps.db.transaction().execute(async (trx) => {
     const ws = await workspaceRow(trx, principal.workspaceId);
     await trx.updateTable('workspaces').set({ name }).where('id', '=', ws.id).execute();
-    await recordAudit(trx, auditRow(deps.clock, principal, { action: 'workspace.update', detail: { name } }));
+    await recordChange(trx, ctx, { action: 'workspace.update', detail: { name } });
     return present({ ...ws, name });
   });
 }
@@ -57,7 +59,8 @@ export async function seatsInUse(db: Db, workspaceId: string, now: Date): Promis
   return count(members) + count(pending);
 }
 
-export async function billing(deps: Deps, principal: Principal) {
+export async function billing(ctx: Ctx) {
+  const { deps, principal } = ctx;
   requireUser(principal);
   const ws = await workspaceRow(deps.db, principal.workspaceId);
   const projects = await deps.db
@@ -73,7 +76,8 @@ export async function billing(deps: Deps, principal: Principal) {
 }
 
 /** D18: connected when an operator pulled within the last 10 minutes. */
-export async function connections(deps: Deps, principal: Principal) {
+export async function connections(ctx: Ctx) {
+  const { deps, principal } = ctx;
   requireUser(principal);
   const ws = await workspaceRow(deps.db, principal.workspaceId);
   const last = ws.operator_last_sync;
@@ -82,7 +86,8 @@ export async function connections(deps: Deps, principal: Principal) {
 }
 
 /** D19: tokenCount counts tokens neither revoked nor expired. */
-export async function stats(deps: Deps, principal: Principal) {
+export async function stats(ctx: Ctx) {
+  const { deps, principal } = ctx;
   requireUser(principal);
   const id = principal.workspaceId;
   const now = deps.clock.now().toISOString();
@@ -121,8 +126,10 @@ export async function stats(deps: Deps, principal: Principal) {
 }
 
 /** Workspace audit spans every project, so it is for Owners (a Member would see projects they cannot). */
-export async function workspaceAudit(deps: Deps, principal: Principal, limit: number, cursor: string | undefined) {
+export async function workspaceAudit(ctx: Ctx, input: AuditFilters & { limit: number; cursor?: string | undefined }) {
+  const { deps, principal } = ctx;
+  const { limit, cursor, ...filters } = input;
   requireUser(principal);
   requireOwner(principal);
-  return auditPage(deps.db, { workspaceId: principal.workspaceId }, limit, cursor);
+  return auditPage(deps.db, { workspaceId: principal.workspaceId }, filters, limit, cursor);
 }

@@ -1,0 +1,33 @@
+/**
+ * What may be echoed in an error or written to a log line. A client that pastes a credential into the
+ * wrong place (a field name, a path segment) must not find it in our answer or in the server's log.
+ */
+
+/** Prefixes of credentials people paste: ours (D33), common providers', JWTs. */
+const CREDENTIAL_PREFIX =
+  /^(tok_live_|tok_test_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|sk_live_|sk_test_|rk_live_|xox[abpr]-|whsec_|npm_|AKIA|ASIA|eyJ)/;
+
+/**
+ * True for text shaped like a credential: a known prefix, or 20+ characters mixing lower case, upper case
+ * and digits (random base62). Our own names never look like that: field names are camelCase words, keys
+ * UPPER_SNAKE, environments lower-case, ids lower-case uuids.
+ */
+export function looksLikeCredential(text: string): boolean {
+  if (CREDENTIAL_PREFIX.test(text)) return true;
+  return text.length >= 20 && /[a-z]/.test(text) && /[A-Z]/.test(text) && /[0-9]/.test(text);
+}
+
+/** A request path for the log: every credential-shaped segment replaced. */
+export function loggablePath(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  return path
+    .split('/')
+    .map((segment) => {
+      let decoded = segment;
+      try {
+        decoded = decodeURIComponent(segment);
+      } catch {}
+      return looksLikeCredential(decoded) ? '[redacted]' : segment;
+    })
+    .join('/');
+}
