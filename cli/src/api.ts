@@ -15,7 +15,12 @@ const HINTS: Record<string, string> = {
   NOT_FOUND: 'check --project (see `svcenv projects`) and --env',
   CIRCULAR_REFERENCE: 'fix the ${...} references of that variable in the dashboard',
   REFERENCE_LIMIT: 'shorten the ${...} reference chain of that variable',
+  REFERENCE_FORBIDDEN: 'this token cannot read an environment that a ${env.KEY} reference of that variable names',
+  FORMAT_UNSUPPORTED:
+    'that value cannot be written in this format (docker env-files hold no line breaks); use --format shell, json or dotenv, or change the value',
   RATE_LIMIT: 'wait a minute and try again',
+  PRECONDITION_FAILED:
+    'the environment changed on the server since it was compared (D46); run `svcenv diff` to see what changed, then push again',
 };
 /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: literal reference syntax */
 
@@ -25,6 +30,45 @@ export interface RequestOptions {
   body?: unknown;
   /** Send the access token (default true). The release endpoints need none (D39). */
   auth?: boolean;
+  headers?: Record<string, string>;
+  /** Return a 304 answer instead of treating it as an error (conditional pulls, D29/D42). */
+  notModified?: boolean;
+  /** Milliseconds before the request counts as unanswered (default: the client's timeout). */
+  timeoutMs?: number;
+  /** Ends the request early (watch mode stopping on SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+}
+
+/** The client's default time for an answer: 60 s, or SVCENV_TIMEOUT for pull and run (D42). */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/**
+ * The server could not be reached or did not answer in time (refused, DNS failure, reset, timeout). `reason`
+ * names what happened, for D42's warning; the message is the one printed when nothing falls back.
+ */
+export class NetworkError extends CliError {
+  constructor(
+    baseUrl: string,
+    readonly reason: string,
+  ) {
+    super(
+      'NETWORK',
+      `cannot reach ${baseUrl} (${reason})`,
+      'check SVCENV_API_URL (or the URL saved by `svcenv login --api-url`), and that the server is running',
+    );
+  }
+}
+
+/** The server answered with an error status; `status` decides D42's fallback (5xx, 429) and eviction (401, 403, 404). */
+export class ApiError extends CliError {
+  constructor(
+    readonly status: number,
+    code: string,
+    message: string,
+    hint?: string,
+  ) {
+    super(code, message, hint);
+  }
 }
 
 export class Api {
@@ -33,6 +77,7 @@ export class Api {
   constructor(
     apiUrl: string,
     private readonly token: string | undefined,
+    readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
   ) {
     this.baseUrl = checkApiUrl(apiUrl);
   }
@@ -44,29 +89,38 @@ export class Api {
   }
 
   async fetch(path: string, opts: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { 'user-agent': 'svcenv-cli' };
+    const headers: Record<string, string> = { 'user-agent': 'svcenv-cli', ...opts.headers };
     if (opts.auth !== false && this.token) headers.authorization = `Bearer ${this.token}`;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
       res = await fetch(this.url(path, opts.query), {
         method: opts.method ?? 'GET',
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: AbortSignal.timeout(60_000),
+        signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
       });
     } catch (err) {
-      // Node's fetch puts the system error code on `cause`, Bun's on the error itself.
-      const e = err as { cause?: { code?: string }; code?: string; name?: string };
-      const cause = e.cause?.code ?? e.code ?? e.name;
-      throw new CliError(
-        'NETWORK',
-        `cannot reach ${this.baseUrl} (${cause})`,
-        'check SVCENV_API_URL (or the URL saved by `svcenv login --api-url`), and that the server is running',
-      );
+      throw this.networkError(err, timeoutMs);
     }
+    if (res.status === 304 && opts.notModified) return res;
     if (!res.ok) throw await apiError(res);
     return res;
+  }
+
+  /**
+   * A failed fetch (or a failed read of its body) as the error to print. An abort asked for by the caller
+   * is passed on as it is; the timeout is named by its length.
+   */
+  networkError(err: unknown, timeoutMs: number = this.timeoutMs): unknown {
+    // Node's fetch puts the system error code on `cause`, Bun's on the error itself.
+    const e = err as { cause?: { code?: string }; code?: string | number; name?: string };
+    if (e.name === 'AbortError') return err;
+    if (e.name === 'TimeoutError') return new NetworkError(this.baseUrl, `no answer within ${timeoutMs / 1000} s`);
+    const code = e.cause?.code ?? (typeof e.code === 'string' ? e.code : undefined) ?? e.name;
+    return new NetworkError(this.baseUrl, String(code));
   }
 
   async text(path: string, opts?: RequestOptions): Promise<string> {
@@ -74,6 +128,15 @@ export class Api {
   }
 
   async json<T extends z.ZodType>(schema: T, path: string, opts?: RequestOptions): Promise<z.infer<T>> {
+    return (await this.jsonWithHeaders(schema, path, opts)).body;
+  }
+
+  /** `json`, with the answer's headers (push reads X-Svcenv-Revision, D44/D46). */
+  async jsonWithHeaders<T extends z.ZodType>(
+    schema: T,
+    path: string,
+    opts?: RequestOptions,
+  ): Promise<{ body: z.infer<T>; headers: Headers }> {
     const res = await this.fetch(path, opts);
     const parsed = schema.safeParse(await res.json().catch(() => undefined));
     if (!parsed.success) {
@@ -83,11 +146,11 @@ export class Api {
         'is the API URL a svcenv server of a matching version?',
       );
     }
-    return parsed.data;
+    return { body: parsed.data, headers: res.headers };
   }
 }
 
-async function apiError(res: Response): Promise<CliError> {
+async function apiError(res: Response): Promise<ApiError> {
   const body = (await res.json().catch(() => undefined)) as
     | { error?: { code?: string; message?: string; field?: string } | string; message?: string }
     | undefined;
@@ -102,7 +165,7 @@ async function apiError(res: Response): Promise<CliError> {
     code = body.error;
     message = body.message ?? message;
   }
-  return new CliError(code, message, HINTS[code]);
+  return new ApiError(res.status, code, message, HINTS[code]);
 }
 
 export const pathOf = {

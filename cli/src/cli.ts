@@ -1,25 +1,38 @@
 /**
  * Dispatch: argv → command → result. Kept apart from main.ts so that tests can call it in-process.
  */
+import { Api, pathOf } from './api.js';
 import { type Parsed, parseArgs, renderFlagHelp } from './args.js';
 import type { Command, CommandResult, Context } from './command.js';
+import { makeCompletionCommand } from './commands/completion.js';
 import { diffCommand } from './commands/diff.js';
 import { loginCommand } from './commands/login.js';
+import { logoutCommand } from './commands/logout.js';
 import { projectsCommand } from './commands/projects.js';
 import { pullCommand } from './commands/pull.js';
 import { pushCommand } from './commands/push.js';
 import { runCommand } from './commands/run.js';
+import { setupCommand } from './commands/setup.js';
 import { upgradeCommand } from './commands/upgrade.js';
+import { varsCommand } from './commands/vars.js';
 import { versionCommand } from './commands/version.js';
-import { usageError } from './errors.js';
+import { whoamiCommand } from './commands/whoami.js';
+import { MissingTargetError } from './config.js';
+import { CliError, closest, shown, usageError } from './errors.js';
 
+/** Every command, in the order of the help; `--help` and the completion scripts (D51) both read it. */
 export const COMMANDS: readonly Command[] = [
   loginCommand,
+  setupCommand,
   pullCommand,
   runCommand,
   pushCommand,
   diffCommand,
+  varsCommand,
   projectsCommand,
+  whoamiCommand,
+  logoutCommand,
+  makeCompletionCommand(() => COMMANDS),
   upgradeCommand,
   versionCommand,
 ];
@@ -34,9 +47,14 @@ export function topHelp(): string {
     'Commands:',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
+    'Getting started: `svcenv login --token -` (paste an access token from the dashboard), then',
+    '`svcenv setup` in your project directory, then `svcenv pull` or `svcenv run --all -- <command>`.',
+    '',
     'Settings come from flags, then SVCENV_TOKEN, SVCENV_PROJECT, SVCENV_ENV, SVCENV_OUTPUT, SVCENV_API_URL,',
-    'then ~/.config/svcenv/config.json (written by `svcenv login`).',
-    'Run `svcenv <command> --help` for the flags of a command.',
+    'then the nearest .svcenv.json (project and env, written by `svcenv setup`), then',
+    '~/.config/svcenv/config.json (written by `svcenv login`).',
+    '-p, -e and -f are short for --project, --env and --file.',
+    'Run `svcenv <command> --help` for the flags of a command; `svcenv completion bash|zsh|fish` for completion.',
     '',
   ].join('\n');
 }
@@ -60,13 +78,59 @@ export async function dispatch(argv: readonly string[], ctx: Context): Promise<C
   }
   if (name === '--version') return versionCommand.run({ flags: {}, positionals: [], rest: undefined }, ctx);
   const command = COMMANDS.find((c) => c.name === name);
-  if (!command) throw usageError(`unknown command "${name}"`, 'run `svcenv --help` for the list of commands');
+  if (!command) {
+    const guess = closest(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
+    throw usageError(
+      `unknown command ${shown(name)}`,
+      guess
+        ? `did you mean \`svcenv ${guess}\`? (\`svcenv --help\` lists the commands)`
+        : 'run `svcenv --help` for the list of commands',
+    );
+  }
   if (wantsHelp(rest)) return { stdout: commandHelp(command) };
-  const parsed: Parsed = parseArgs(rest, command.flags, command.name);
+  const parsed: Parsed = parseArgs(rest, command.flags, command.name, { commandAfterFlags: command.name === 'run' });
   if (command.name !== 'run' && parsed.rest !== undefined)
     throw usageError(`${command.name} takes no \`--\` arguments`);
-  if (command.name !== 'run' && parsed.positionals.length) {
-    throw usageError(`unexpected argument "${parsed.positionals[0]}"`, `see: svcenv ${command.name} --help`);
+  if (command.name !== 'run' && !command.positionals && parsed.positionals.length) {
+    throw usageError(`unexpected argument ${shown(parsed.positionals[0]!)}`, `see: svcenv ${command.name} --help`);
   }
-  return command.run(parsed, ctx);
+  try {
+    return await command.run(parsed, ctx);
+  } catch (err) {
+    if (err instanceof MissingTargetError) throw await withChoices(err);
+    throw err;
+  }
+}
+
+/**
+ * D58: "no environment" names the environments to choose from ("choose one with --env: dev, staging,
+ * prod"), and "no project" the projects, as the token sees them (GET /v1/projects). Without a token, or
+ * when the server cannot be asked, the error stays as it was: the lookup only ever adds to it.
+ */
+async function withChoices(err: MissingTargetError): Promise<CliError> {
+  const { apiUrl, token, project } = err.settings;
+  if (!token) return err;
+  let projects: { id: string; name: string; slug?: string | undefined; envs: string[] }[];
+  try {
+    const { projectList } = await import('./schemas.js');
+    projects = (await new Api(apiUrl, token).json(projectList, pathOf.projects())).projects;
+  } catch {
+    return err;
+  }
+  if (err.missing === 'project') {
+    if (projects.length === 0) return new CliError(err.code, 'no project, and the token sees none', err.hint);
+    // A workspace may have many: the first ten, and where the rest are.
+    const list = projects
+      .slice(0, 10)
+      .map((p) => `${p.id} (${p.name})`)
+      .join(', ');
+    const more = projects.length > 10 ? `, and ${projects.length - 10} more (see \`svcenv projects\`)` : '';
+    return new CliError(err.code, `no project: choose one with --project: ${list}${more}`, err.hint);
+  }
+  const p = projects.find((x) => x.id === project || x.slug === project);
+  if (!p || p.envs.length === 0) return err;
+  return new CliError(err.code, `no environment: choose one with --env: ${p.envs.join(', ')}`, err.hint);
 }

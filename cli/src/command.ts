@@ -1,5 +1,5 @@
 /**
- * The shape of a command (engineering guide #12): a plain async function from parsed options to a
+ * The shape of a command (guide convention 12): a plain async function from parsed options to a
  * result. Only `main` prints results and calls process.exit.
  */
 import type { FlagSpecs, Parsed } from './args.js';
@@ -36,11 +36,22 @@ export interface Command {
   flags: FlagSpecs;
   /** Extra help text after the flags. */
   details?: string;
+  /**
+   * The command takes positional arguments (all commands but `run` refuse them otherwise); the words listed
+   * are what the first one may be (a subcommand, a shell), offered by the completion scripts (D51).
+   */
+  positionals?: readonly string[];
   run(args: Parsed, ctx: Context): Promise<CommandResult>;
 }
 
 /** Flags shared by the commands that talk to one environment. */
 export const targetFlags = {
-  project: { type: 'string', description: 'project id (default: $SVCENV_PROJECT, then the config file)' },
-  env: { type: 'string', description: 'environment name (default: $SVCENV_ENV, then the config file)' },
+  project: {
+    type: 'string',
+    description: 'project id or slug (default: $SVCENV_PROJECT, then .svcenv.json, then the config file)',
+  },
+  env: {
+    type: 'string',
+    description: 'environment name (default: $SVCENV_ENV, then .svcenv.json, then the config file)',
+  },
 } as const satisfies FlagSpecs;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The svcenv executable. The only place that prints results and errors and calls process.exit
- * (engineering guide #12; D37a: 0 on success, 1 on any error, API errors printed with their code).
+ * (guide convention 12; D37a: 0 on success, 1 on any error, API errors printed with their code).
  */
 import { fs } from './builtins.js';
 import { dispatch } from './cli.js';

@@ -5,5 +5,12 @@
 import { project } from '@svcenv/contract';
 import { z } from 'zod';
 
-export { bulkUpsertResponse, cliReleaseManifest, listVarsResponse, MAX_BULK_ITEMS } from '@svcenv/contract';
+export {
+  bulkDeleteResponse,
+  bulkUpsertResponse,
+  cliReleaseManifest,
+  listVarsResponse,
+  MAX_BULK_ITEMS,
+  tokenSelfResponse,
+} from '@svcenv/contract';
 export const projectList = z.object({ projects: z.array(project) });

@@ -1,12 +1,15 @@
 /**
  * Streaming secret scrubber for `svcenv run` (spec run rules 6-8, ADR 0001-cli).
  *
- * Matching: one Aho-Corasick automaton over the UTF-8 bytes of every exposed value. Its transition
- * table is dense over byte classes (the distinct bytes that occur in some value, plus one class for
- * all others) but filled lazily: the trie and the failure links are built once, and a missing
- * transition is computed through the failure links the first time it is taken, then remembered. So
- * building for 1,000 secrets costs a few milliseconds instead of states x classes work, and nothing
- * at all is built until the child writes something (`svcenv run -- true` never builds it).
+ * Matching: one Aho-Corasick automaton over the UTF-8 bytes of every exposed value and of its common
+ * encodings (D50, scrubForms: base64, percent, JSON, hex; they are just more byte strings, so no
+ * second pass). Below, "value" means any of these patterns. Its transition table is dense over byte
+ * classes (the distinct bytes that occur in some value, plus one class for all others) but filled
+ * lazily: the trie and the failure links are built once, a state gets its row of the table when a
+ * transition is first taken from it, and a missing transition is computed through the failure links
+ * the first time it is taken, then remembered. So building for 1,000 secrets (7,000 patterns) costs
+ * tens of milliseconds instead of states x classes work and memory, and nothing at all is built until
+ * the child writes something (`svcenv run -- true` never builds it).
  *
  * Skipping: running the automaton over every byte of a large output is the slow part, so a
  * Wu-Manber prefilter jumps between the positions where a value could start. Every value is at least
@@ -14,9 +17,9 @@
  * first L bytes of some value. A table of hashed 3-byte blocks says, for the block ending a window of
  * L bytes, how far the window can move without skipping such a start; only a window whose last block
  * ends some value's L-prefix and whose first two bytes begin some value is a candidate. The automaton
- * runs from a candidate (its exact state there is recomputed from at most the longest value's length
- * of preceding bytes) until every partial match it was tracking that began at or before the candidate
- * has died, then skipping resumes at the start of the longest partial match still alive. The bytes
+ * runs from a candidate, starting at the root (a partial match begun at an earlier window the
+ * prefilter ruled out dies within that window, so it cannot matter), until every partial match it was
+ * tracking that began at or before the candidate has died, then skipping resumes at the start of the longest partial match still alive. The bytes
  * of a write that the prefilter cannot judge (its last L-1) always go through the automaton, so the
  * state at the end of every write is exact.
  *
@@ -40,8 +43,13 @@ const MASK = Buffer.from('***');
 const BLOCK = 3;
 /** Longest prefilter window: longer windows skip further but fill the shift table with more blocks. */
 const MAX_WINDOW = 32;
-/** Shift table size (2^17 one-byte entries): room for 1,000 values' blocks with few collisions. */
-const SHIFT_BITS = 17;
+/**
+ * Shift table size, 2^bits one-byte entries: about 4 entries per hashed block (1,000 values of 32
+ * bytes: 2^17, as before D50; with their encodings 2^20), so that few blocks collide and windows of
+ * ordinary text still move far; never more than 1 MiB (half of this machine's L2 cache).
+ */
+const MIN_SHIFT_BITS = 10;
+const MAX_SHIFT_BITS = 20;
 
 /** Code points of `v`, at least `MIN_SCRUB_LENGTH` without counting them all when it is obvious. */
 function longEnough(v: string): boolean {
@@ -51,24 +59,83 @@ function longEnough(v: string): boolean {
   return n >= MIN_SCRUB_LENGTH;
 }
 
-const blockHash = (a: number, b: number, c: number) =>
-  Math.imul((a << 16) | (b << 8) | c, 0x9e3779b1) >>> (32 - SHIFT_BITS);
+const blockHash = (a: number, b: number, c: number, hashShift: number) =>
+  Math.imul((a << 16) | (b << 8) | c, 0x9e3779b1) >>> hashShift;
+
+const toBase64url = (b64: string) => b64.replaceAll('+', '-').replaceAll('/', '_');
+
+/**
+ * The strings scrubbed for one value (D50, spec run rule 8): the value itself and its common encodings
+ * as a whole: standard and URL-safe base64, padded and not; percent-encoding as `encodeURIComponent`
+ * writes it; the value as `JSON.stringify` writes it between the quotes; lower-case hex. Percent, JSON
+ * and hex encode each character or byte on its own, so they are also found inside a longer encoded
+ * text. Base64 is not: inside a longer base64 text (`Authorization: Basic` of `user:password`, a
+ * base64 JSON document) the value starts at one of 3 byte alignments, and its first and last
+ * characters there mix in bits of the neighbouring bytes. So for each alignment the characters that
+ * depend on the value's bytes alone (at least 7 for 6 bytes, 42 bits) are a form too: the 1 or 2
+ * characters either side stay visible. Duplicates (a plain alphanumeric value is its own percent and
+ * JSON form) are left to the caller.
+ */
+export function scrubForms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const std = bytes.toString('base64');
+  const url = bytes.toString('base64url'); // unpadded
+  const forms = [value, bytes.toString('hex'), JSON.stringify(value).slice(1, -1)];
+  forms.push(std, std.replace(/=+$/, ''), url, url.padEnd(std.length, '='));
+  try {
+    forms.push(encodeURIComponent(value));
+  } catch {
+    // A lone surrogate has no percent-encoding (URIError); it reaches the output as U+FFFD anyway.
+  }
+  for (let k = 0; k < 3; k++) {
+    // Character j of a base64 text holds bits [6j, 6j+6): with the value at byte k, the characters
+    // from ceil(4k/3) to floor(4(k+n)/3) hold nothing else (what the k bytes before hold is no matter).
+    const enc = k === 0 ? std : Buffer.concat([bytes.subarray(0, k), bytes]).toString('base64');
+    const core = enc.slice(Math.ceil((4 * k) / 3), Math.floor((4 * (k + bytes.length)) / 3));
+    forms.push(core, toBase64url(core));
+  }
+  return forms;
+}
 
 /** The automaton and the prefilter tables, built on first use. */
 class Tables {
   readonly classOf = new Int32Array(256);
   readonly width: number;
-  /** Transitions: (target state + 1) at [state * width + class], 0 while not yet computed. */
-  readonly go: Int32Array;
-  readonly fail: Int32Array;
+  /**
+   * Transitions: (target state + 1) at [rowOf[state] + class], 0 while not yet computed. A state gets
+   * its row the first time a transition is taken from it; until then rowOf is 0, a row of zeros that
+   * is never written. Rows for every state would take states x classes x 4 bytes: ~80 MB for 1,000
+   * values with their encodings (hex and base64 alphabets: ~70 classes, ~300 states per value), while
+   * ordinary text only ever leaves a few shallow states.
+   */
+  go: Int32Array;
+  readonly rowOf: Int32Array;
+  private rows = 1;
+  /**
+   * Failure links, (target + 1), 0 while not yet computed: a state's link (and its `out`) is computed
+   * when a transition first reaches it, so that only the few hundred states ordinary text visits pay
+   * for one, not the ~200,000 of 1,000 values with their encodings (~20 ms at the first output).
+   */
+  private readonly fail1: Int32Array;
+  private readonly parent: Int32Array;
   /** Length of the state's string: the longest suffix of the input that is a prefix of some value. */
   readonly depth: Int32Array;
-  /** Length of the longest value that ends at this state (0 if none), via failure links. */
+  /**
+   * Length of the longest value that ends at this state (0 if none), via failure links: exact for
+   * every state a transition has reached (those are the only ones the scanner reads it for).
+   */
   readonly out: Int32Array;
+  /** The trie: children of the root by class ((state + 1) or 0), of other states as sibling lists. */
+  private readonly rootChild: Int32Array;
+  private readonly firstChild: Int32Array;
+  private readonly nextSibling: Int32Array;
+  private readonly viaClass: Int32Array;
   /** Prefilter window length (bytes), at most the shortest value's length. */
   readonly window: number;
   /** Prefilter: how far a window may move given the hashed block ending it (0: maybe a candidate). */
   readonly shift: Uint8Array;
+  /** Prefilter: a block's hash is its bits' top (32 - hashShift) bits (the shift table's index). */
+  readonly hashShift: number;
   /** Prefilter: first two bytes of some value, as (b0 << 8 | b1). */
   readonly start2: Uint8Array;
 
@@ -85,57 +152,61 @@ class Tables {
     this.maxLength = maxLength;
     const classOf = this.classOf;
     let width = 1;
-    for (const p of patterns) for (const byte of p) if (classOf[byte] === 0) classOf[byte] = width++;
+    for (const p of patterns) {
+      for (let i = 0; i < p.length; i++) if (classOf[p[i]!] === 0) classOf[p[i]!] = width++;
+    }
     this.width = width;
     const capacity = patterns.reduce((sum, p) => sum + p.length, 0) + 1;
-    const go = new Int32Array(capacity * width);
     const depth = new Int32Array(capacity);
     const out = new Int32Array(capacity);
     const parent = new Int32Array(capacity);
     const viaClass = new Int32Array(capacity);
+    const firstChild = new Int32Array(capacity);
+    const nextSibling = new Int32Array(capacity);
+    const rootChild = new Int32Array(width);
+    this.depth = depth;
+    this.out = out;
+    this.parent = parent;
+    this.viaClass = viaClass;
+    this.firstChild = firstChild;
+    this.nextSibling = nextSibling;
+    this.rootChild = rootChild;
     let states = 1;
     for (const p of patterns) {
       let s = 0;
       for (let i = 0; i < p.length; i++) {
         const c = classOf[p[i]!]!;
-        const idx = s * width + c;
-        if (go[idx] === 0) {
-          go[idx] = states + 1;
-          depth[states] = depth[s]! + 1;
-          parent[states] = s;
-          viaClass[states] = c;
-          states++;
+        let t = s === 0 ? rootChild[c]! - 1 : this.child(s, c);
+        if (t < 0) {
+          t = states++;
+          depth[t] = depth[s]! + 1;
+          parent[t] = s;
+          viaClass[t] = c;
+          if (s === 0) rootChild[c] = t + 1;
+          else {
+            nextSibling[t] = firstChild[s]!;
+            firstChild[s] = t;
+          }
         }
-        s = go[idx]! - 1;
+        s = t;
       }
       out[s] = Math.max(out[s]!, p.length);
     }
-    this.go = go;
-    this.depth = depth;
-    this.out = out;
-    this.fail = new Int32Array(states);
-    // Failure links in order of depth (states are numbered in insertion order: counting sort).
-    const first = new Int32Array(maxLength + 2);
-    for (let t = 1; t < states; t++) first[depth[t]! + 1]!++;
-    for (let d = 1; d <= maxLength + 1; d++) first[d]! += first[d - 1]!;
-    const byDepth = new Int32Array(states);
-    for (let t = 1; t < states; t++) byDepth[first[depth[t]!]!++] = t;
-    for (let k = 0; k < states - 1; k++) {
-      const t = byDepth[k]!;
-      const p = parent[t]!;
-      const f = p === 0 ? 0 : this.next(this.fail[p]!, viaClass[t]!);
-      this.fail[t] = f;
-      out[t] = Math.max(out[t]!, out[f]!);
-    }
+    this.rowOf = new Int32Array(states);
+    this.go = new Int32Array(64 * width);
+    this.fail1 = new Int32Array(states);
 
     this.window = Math.min(minLength, MAX_WINDOW);
     const L = this.window;
-    const shift = new Uint8Array(1 << SHIFT_BITS).fill(L - BLOCK + 1);
+    const blocks = patterns.length * (L - BLOCK + 1);
+    const bits = Math.min(MAX_SHIFT_BITS, Math.max(MIN_SHIFT_BITS, Math.ceil(Math.log2(4 * blocks))));
+    this.hashShift = 32 - bits;
+    const shift = new Uint8Array(1 << bits).fill(L - BLOCK + 1);
     const start2 = new Uint8Array(1 << 16);
     for (const p of patterns) {
       start2[(p[0]! << 8) | p[1]!] = 1;
       for (let j = BLOCK - 1; j < L; j++) {
-        const h = blockHash(p[j - 2]!, p[j - 1]!, p[j]!);
+        const h = blockHash(p[j - 2]!, p[j - 1]!, p[j]!, this.hashShift);
         shift[h] = Math.min(shift[h]!, L - 1 - j);
       }
     }
@@ -143,13 +214,49 @@ class Tables {
     this.start2 = start2;
   }
 
-  /** The transition from `s` on byte class `c`, computed through the failure links once. */
+  /** The trie child of `s` (not the root) on class `c`, or -1. */
+  private child(s: number, c: number): number {
+    for (let k = this.firstChild[s]!; k !== 0; k = this.nextSibling[k]!) if (this.viaClass[k] === c) return k;
+    return -1;
+  }
+
+  /**
+   * The failure link of `t` (the longest proper suffix of its string that is a state), computed once,
+   * with out[t]. Its parent's link is known by then: a state is reached from its parent or through a
+   * failure link, which is shallower, so the recursion is no deeper than a chain of failure links.
+   */
+  private failOf(t: number): number {
+    if (t === 0) return 0;
+    const known = this.fail1[t]!;
+    if (known !== 0) return known - 1;
+    const p = this.parent[t]!;
+    const f = p === 0 ? 0 : this.next(this.failOf(p), this.viaClass[t]!);
+    this.out[t] = Math.max(this.out[t]!, this.out[f]!);
+    this.fail1[t] = f + 1;
+    return f;
+  }
+
+  /**
+   * The transition from `s` on byte class `c`, computed through the failure links once. The state it
+   * returns has its failure link and `out` computed.
+   */
   next(s: number, c: number): number {
-    const idx = s * this.width + c;
-    const v = this.go[idx]!;
+    let row = this.rowOf[s]!;
+    if (row === 0) {
+      row = this.rows++ * this.width;
+      if (row + this.width > this.go.length) {
+        const grown = new Int32Array(this.go.length * 2);
+        grown.set(this.go);
+        this.go = grown;
+      }
+      this.rowOf[s] = row;
+    }
+    const v = this.go[row + c]!;
     if (v !== 0) return v - 1;
-    const t = s === 0 ? 0 : this.next(this.fail[s]!, c);
-    this.go[idx] = t + 1;
+    let t = s === 0 ? this.rootChild[c]! - 1 : this.child(s, c);
+    if (t >= 0) this.failOf(t);
+    else t = s === 0 ? 0 : this.next(this.failOf(s), c);
+    this.go[row + c] = t + 1; // this.go, not a copy taken before: the recursion may have grown it
     return t;
   }
 }
@@ -181,7 +288,11 @@ export class ScrubAutomaton {
 
   /** The automaton and prefilter, built on first use (a silent child never needs them). */
   get tables(): Tables {
-    this.built ??= new Tables(this.values.map((v) => Buffer.from(v, 'utf8')));
+    if (this.built === undefined) {
+      const forms = new Set<string>();
+      for (const v of this.values) for (const form of scrubForms(v)) forms.add(form);
+      this.built = new Tables(Array.from(forms, (form) => Buffer.from(form, 'utf8')));
+    }
     return this.built;
   }
 
@@ -247,7 +358,6 @@ export class ScrubStream {
     }
     const tables = this.automaton.tables;
     const depth = tables.depth;
-    const maxLength = tables.maxLength;
     // A plain Uint8Array view keeps the loops monomorphic (a Buffer is a subclass).
     const bytes = chunk instanceof Buffer ? new Uint8Array(chunk.buffer, chunk.byteOffset, n) : chunk;
 
@@ -270,9 +380,11 @@ export class ScrubStream {
         const candidate = candidates[k]!;
         // A candidate before the longest partial match still alive has died already.
         if (candidate < windowStart) continue;
-        // The exact state at the candidate: the automaton's depth never exceeds maxLength, so
-        // starting from the root maxLength bytes earlier reaches it (or continue where it stopped).
-        const from = Math.max(doneAt, candidate - maxLength);
+        // Start at the candidate from the root (or continue where the last run stopped): a partial
+        // match begun between there and the candidate began at a window the prefilter ruled out,
+        // which cannot hold a value's first L bytes, so it dies inside that window without a match.
+        // (Before D50 this re-entered maxLength bytes earlier; hex forms doubled maxLength.)
+        const from = Math.max(doneAt, candidate);
         this.run(tables, bytes, from, from === doneAt ? doneState : 0, candidate);
         doneAt = this.stopAt;
         doneState = this.stopState;
@@ -280,7 +392,9 @@ export class ScrubStream {
       }
       if (doneAt < n) {
         // The automaton must end the chunk in its exact state anyway.
-        const from = Math.max(doneAt, tailStart - maxLength);
+        // Likewise from tailStart: every window before it lies in the chunk and was judged, so a
+        // partial match still alive at the end of the chunk began at tailStart or later.
+        const from = Math.max(doneAt, tailStart);
         this.run(tables, bytes, from, from === doneAt ? doneState : 0, n);
         doneAt = this.stopAt;
         doneState = this.stopState;
@@ -305,7 +419,7 @@ export class ScrubStream {
    * chains of lookups run almost twice as fast as one.
    */
   private scan(tables: Tables, bytes: Uint8Array, from: number): number {
-    const { shift, start2 } = tables;
+    const { shift, start2, hashShift: hs } = tables;
     const L = tables.window;
     const n = bytes.length;
     if (this.candidates.length < n) this.candidates = new Int32Array(n);
@@ -321,8 +435,8 @@ export class ScrubStream {
     const bBase = mid - from;
     let kb = bBase;
     while (a < aEnd && b < n) {
-      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!)]!;
-      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!)]!;
+      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!, hs)]!;
+      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!, hs)]!;
       if (sa !== 0) a += sa;
       else {
         if (start2[(bytes[a - L + 1]! << 8) | bytes[a - L + 2]!] !== 0) out[ka++] = a - L + 1;
@@ -335,7 +449,7 @@ export class ScrubStream {
       }
     }
     while (a < aEnd) {
-      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!)]!;
+      const sa = shift[blockHash(bytes[a - 2]!, bytes[a - 1]!, bytes[a]!, hs)]!;
       if (sa !== 0) a += sa;
       else {
         if (start2[(bytes[a - L + 1]! << 8) | bytes[a - L + 2]!] !== 0) out[ka++] = a - L + 1;
@@ -343,7 +457,7 @@ export class ScrubStream {
       }
     }
     while (b < n) {
-      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!)]!;
+      const sb = shift[blockHash(bytes[b - 2]!, bytes[b - 1]!, bytes[b]!, hs)]!;
       if (sb !== 0) b += sb;
       else {
         if (start2[(bytes[b - L + 1]! << 8) | bytes[b - L + 2]!] !== 0) out[kb++] = b - L + 1;
@@ -361,13 +475,18 @@ export class ScrubStream {
    * the first byte at which every partial match still alive started after `anchor` (or at the end).
    */
   private run(tables: Tables, bytes: Uint8Array, from: number, s: number, anchor: number): void {
-    const { go, classOf, width, depth, out } = tables;
+    const { classOf, rowOf, depth, out } = tables;
+    let go = tables.go;
     const n = bytes.length;
     let i = from;
     while (i < n) {
       const c = classOf[bytes[i]!]!;
-      const v = go[s * width + c]!;
-      const t = v !== 0 ? v - 1 : tables.next(s, c);
+      const v = go[rowOf[s]! + c]!;
+      let t = v - 1;
+      if (v === 0) {
+        t = tables.next(s, c);
+        go = tables.go; // may have grown
+      }
       const len = out[t]!;
       const abs = this.base + i;
       if (len > 0) this.addSpan(abs + 1 - len, abs + 1);

@@ -3,7 +3,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { historyResponse, listVarsResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createProject,
@@ -256,11 +259,132 @@ describe('push and diff', () => {
     // Keys absent from the file are left alone, and types are kept.
     const vars = await server.request('GET', `/v1/projects/${project.id}/envs/staging/vars?reveal=true`, {
       token: writeToken,
+      schema: listVarsResponse,
     });
-    const byKey = Object.fromEntries(vars.body.vars.map((v: { key: string }) => [v.key, v]));
+    const byKey = Object.fromEntries(vars.body.vars.map((v) => [v.key, v]));
     expect(byKey.NEW_KEY).toMatchObject({ value: 'new value', type: 'secret' });
     expect(byKey.ONLY_STAGING).toMatchObject({ value: 'changed', type: 'plain' });
     expect(byKey.SVCENV_ENV).toBeUndefined();
+  });
+
+  it('D56: push of a pulled file changes nothing; references stay references; only real edits are sent', async () => {
+    const cwd = tempDir();
+    const e = { ...env, ...home(), SVCENV_ENV: 'prod' };
+    /* biome-ignore-start lint/suspicious/noTemplateCurlyInString: literal reference syntax */
+    const stored = {
+      PASSWORD: { value: SECRET, type: 'secret' },
+      DATABASE_URL: { value: 'postgres://app:${PASSWORD}@db:5432/app', type: 'plain' },
+      ESCAPED: { value: 'cost $${AMOUNT}', type: 'plain' },
+      HOST_ALIAS: { value: '${DATABASE_URL}', type: 'secret' },
+      PLAIN: { value: 'one', type: 'plain' },
+    };
+    /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: literal reference syntax */
+    const { jwt } = await signupUser(server, 'Grace');
+    const p = await createProject(server, jwt, { name: 'Push Back' });
+    const token = (await createToken(server, jwt, { scope: 'write', projectId: p.id })).token;
+    await upsert(
+      server,
+      jwt,
+      p.id,
+      ['prod'],
+      Object.entries(stored).map(([key, v]) => ({ key, ...v })),
+    );
+    const pe = { ...e, SVCENV_PROJECT: p.id, SVCENV_TOKEN: token };
+    const listing = async () => {
+      const r = await server.request('GET', `/v1/projects/${p.id}/envs/prod/vars?reveal=true`, {
+        token,
+        schema: listVarsResponse,
+      });
+      return Object.fromEntries(r.body.vars.map((v) => [v.key, v]));
+    };
+    const history = async (key: string) =>
+      (
+        await server.request('GET', `/v1/projects/${p.id}/envs/prod/vars/${key}/history`, {
+          token,
+          schema: historyResponse,
+        })
+      ).body.history;
+
+    expect((await runCli(['pull'], { env: pe, cwd })).code).toBe(0);
+    const pushed = await runCli(['push'], { env: pe, cwd });
+    expect(pushed.code, pushed.stderr).toBe(0);
+    expect(pushed.stdout).toBe('0 created, 0 updated\n');
+    const after = await listing();
+    for (const [key, v] of Object.entries(stored)) {
+      expect(after[key], key).toMatchObject(v);
+      expect(await history(key), key).toHaveLength(1);
+    }
+
+    // A local value equal to the stored reference text is no change either; a real edit and a new key are.
+    const text = readFileSync(join(cwd, '.env'), 'utf8');
+    const edited = `${text.replace(/^PLAIN=.*$/m, 'PLAIN=two').replace(/^HOST_ALIAS=.*$/m, "HOST_ALIAS='${DATABASE_URL}'")}NEW=1\n`;
+    writeFileSync(join(cwd, '.env'), edited);
+    const second = await runCli(['push'], { env: pe, cwd });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe('1 created, 1 updated\n');
+    const last = await listing();
+    expect(last.PLAIN).toMatchObject({ value: 'two', type: 'plain' });
+    expect(last.NEW).toMatchObject({ value: '1', type: 'secret' });
+    expect(last.DATABASE_URL?.value).toBe(stored.DATABASE_URL.value);
+    expect(await history('HOST_ALIAS')).toHaveLength(1);
+    expect(second.stdout + second.stderr + pushed.stdout + pushed.stderr).not.toContain(SECRET);
+  });
+
+  it('D46: push sends the revision it compared against; a change made on the server in between is a 412, exit 1', async () => {
+    const cwd = tempDir();
+    const { jwt } = await signupUser(server, 'Hopper');
+    const p = await createProject(server, jwt, { name: 'Race' });
+    const token = (await createToken(server, jwt, { scope: 'write', projectId: p.id })).token;
+    await upsert(server, jwt, p.id, ['dev'], [{ key: 'SHARED', value: 'original', type: 'plain' }]);
+    // A loopback proxy in front of the server: just before it forwards push's write, someone else changes
+    // the environment, as a colleague's edit landing between push's comparison and its write would.
+    const proxy = createHttpServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      if (req.method === 'POST' && req.url === `/v1/projects/${p.id}/vars`) {
+        await server.request('PUT', `/v1/projects/${p.id}/envs/dev/vars/SHARED`, {
+          token: jwt,
+          body: { value: 'colleague' },
+        });
+      }
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length') as [string, string][],
+      );
+      const answer = await fetch(server.url + req.url, {
+        method: req.method,
+        headers,
+        body: chunks.length ? Buffer.concat(chunks) : undefined,
+      });
+      res.writeHead(answer.status, Object.fromEntries(answer.headers));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const port = (proxy.address() as AddressInfo).port;
+      writeFileSync(join(cwd, '.env'), 'SHARED=mine\n');
+      const e = {
+        ...env,
+        ...home(),
+        SVCENV_API_URL: `http://127.0.0.1:${port}`,
+        SVCENV_PROJECT: p.id,
+        SVCENV_TOKEN: token,
+      };
+      const pushed = await runCli(['push'], { env: e, cwd });
+      expect(pushed.code).toBe(1);
+      expect(pushed.stderr).toMatch(/^PRECONDITION_FAILED: /);
+      expect(pushed.stderr).toContain('svcenv diff');
+      // The colleague's value stands; nothing of the file was written.
+      const vars = await server.request('GET', `/v1/projects/${p.id}/envs/dev/vars`, {
+        token,
+        schema: listVarsResponse,
+      });
+      expect(vars.body.vars.find((v) => v.key === 'SHARED')?.value).toBe('colleague');
+      // Straight to the server (no change in between), the same push goes through.
+      const direct = await runCli(['push'], { env: { ...e, SVCENV_API_URL: server.url }, cwd });
+      expect([direct.code, direct.stdout]).toEqual([0, '0 created, 1 updated\n']);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('diff: ~ differ, + remote only, - local only, --keys, context variables suppressed, exit 0/1', async () => {
@@ -283,10 +407,12 @@ describe('push and diff', () => {
     expect(err.code).toBe(1);
   });
 
-  it('projects lists id, name and envs', async () => {
+  it('projects lists id, slug, name and envs', async () => {
     const r = await runCli(['projects'], { env: { ...env, ...home() } });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^ID +NAME +ENVS\\n${project.id} +Shop API +dev,staging,prod\\n$`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^ID +SLUG +NAME +ENVS\\n${project.id} +shop-api +Shop API +dev,staging,prod\\n$`),
+    );
   });
 });
 

@@ -43,6 +43,8 @@ export function spawnCli(
   child.stderr!.on('data', (d) => {
     stderr += d;
   });
+  // A command that exits at once may close its stdin before this write lands: not a failure of the test.
+  child.stdin!.on('error', () => {});
   child.stdin!.end(opts.input ?? '');
   const done = new Promise<CliRun>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),

@@ -24,7 +24,7 @@ function splits(text: string): Buffer[][] {
   return ways;
 }
 
-describe('scrubber (run rules 6-8)', () => {
+describe('scrubber (spec run rules 6-8)', () => {
   it('replaces a value, also when split across writes', () => {
     for (const parts of splits('token=hunter2hunter2; again hunter2hunter2.')) {
       expect(scrub(['hunter2hunter2'], parts)).toBe('token=***; again ***.');
@@ -96,13 +96,38 @@ describe('scrubber (run rules 6-8)', () => {
 });
 
 /**
+ * D50's encodings of a value, written here from the decision's words rather than taken from scrub.ts:
+ * base64 standard and URL-safe, padded and not; `encodeURIComponent`; `JSON.stringify` between the
+ * quotes; lower-case hex. Then, for base64 inside a longer base64 text, the characters that depend on
+ * the value alone at each of the 3 byte alignments: those that are the same whether the bytes around
+ * the value are all 0x00 or all 0xff (a character holding any bit of a neighbour differs).
+ */
+function encodedForms(value: string): string[] {
+  const b = Buffer.from(value);
+  const url = (s: string) => s.replaceAll('+', '-').replaceAll('/', '_');
+  const b64 = b.toString('base64');
+  const forms = [value, b64, b64.replaceAll('=', ''), url(b64), url(b64).replaceAll('=', '')];
+  forms.push(encodeURIComponent(value), JSON.stringify(value).slice(1, -1), b.toString('hex'));
+  for (let k = 0; k < 3; k++) {
+    const around = (fill: number) =>
+      Buffer.concat([Buffer.alloc(k, fill), b, Buffer.alloc(2, fill)]).toString('base64url'); // no '=', same in both
+    const [zeros, ones] = [around(0), around(0xff)];
+    const same = [...zeros].map((ch, j) => ch === ones[j]);
+    const core = zeros.slice(same.indexOf(true), same.lastIndexOf(true) + 1);
+    forms.push(core, core.replaceAll('-', '+').replaceAll('_', '/'));
+  }
+  return forms;
+}
+
+/**
  * The reference, straight from the rules on the whole text at once: find every occurrence of every
- * value (6+ characters) by brute force; a byte covered by some occurrence is hidden; each group of
- * overlapping occurrences (not merely adjacent ones) becomes one `***` where it starts. Returns the
- * output of each input byte (`''` for hidden bytes after the first).
+ * value (6+ characters) and of each of its encodings by brute force; a byte covered by some occurrence
+ * is hidden; each group of overlapping occurrences (not merely adjacent ones) becomes one `***` where it
+ * starts. Returns the output of each input byte (`''` for hidden bytes after the first).
  */
 function naivePieces(secrets: string[], text: Buffer): string[] {
-  const values = [...new Set(secrets)].filter((v) => [...v].length >= MIN_SCRUB_LENGTH).map((v) => Buffer.from(v));
+  const long = [...new Set(secrets)].filter((v) => [...v].length >= MIN_SCRUB_LENGTH);
+  const values = [...new Set(long.flatMap(encodedForms))].map((v) => Buffer.from(v));
   const covered = new Uint8Array(text.length);
   const joined = new Uint8Array(text.length); // some occurrence covers both this byte and the one before
   for (const v of values) {
@@ -195,10 +220,12 @@ describe('scrubber against the reference', () => {
 
   it('holds back exactly the longest suffix that could start a value', () => {
     const secrets = ['secret-value', 'value-secret', 'another one'];
+    // Encodings count: base64 forms of these values start with `c2`, `dm`, `YW`, `h`...
+    const forms = secrets.flatMap(encodedForms).map((f) => Buffer.from(f));
     const longestPartial = (prefix: Buffer) => {
-      for (let d = Math.min(prefix.length, 12); d > 0; d--) {
+      for (let d = Math.min(prefix.length, 24); d > 0; d--) {
         const tail = prefix.subarray(prefix.length - d);
-        if (secrets.some((v) => Buffer.from(v).subarray(0, d).equals(tail))) return d;
+        if (forms.some((f) => f.subarray(0, d).equals(tail))) return d;
       }
       return 0;
     };
@@ -259,5 +286,115 @@ describe('scrubber against the reference', () => {
     chunk.write('lue! done', 0);
     const rest = s.write(chunk.subarray(0, 9)).toString() + s.end().toString();
     expect(first + rest).toBe('abc ***! done');
+  });
+});
+
+describe('scrubber: encodings of every value (D50, spec run rule 8)', () => {
+  // Each needs escaping of some kind: JSON and percent (quote, backslash, newline, tab, space, `/`,
+  // non-ASCII), and `>>>???~~~` has `+` and `/` in standard base64 (`Pj4+Pz8/fn5+`).
+  const values = ['p@ss w/rd+"q"\\\n\tä€🙂', '>>>???~~~', 'hunter2hunter2'];
+
+  it('replaces each encoding of a value on its own, cut at every offset', () => {
+    for (const value of values) {
+      const b = Buffer.from(value);
+      const b64 = b.toString('base64');
+      const url = b.toString('base64url');
+      const forms = {
+        base64: b64,
+        'base64 unpadded': b64.replace(/=+$/, ''),
+        base64url: url,
+        'base64url padded': url.padEnd(b64.length, '='),
+        percent: encodeURIComponent(value),
+        json: JSON.stringify(value).slice(1, -1),
+        hex: b.toString('hex'),
+      };
+      for (const [name, form] of Object.entries(forms)) {
+        const text = Buffer.from(`x=${form};\n`);
+        for (let cut = 0; cut <= text.length; cut++) {
+          const got = scrub([value], [text.subarray(0, cut), text.subarray(cut)]);
+          expect(got, `${name} of ${JSON.stringify(value)}, cut at ${cut}`).toBe('x=***;\n');
+        }
+        expect(
+          scrub(
+            [value],
+            [...text].map((x) => Buffer.from([x])),
+          ),
+          `${name}, single bytes`,
+        ).toBe('x=***;\n');
+      }
+    }
+  });
+
+  it('finds base64 of a value inside a longer base64 text at each byte alignment', () => {
+    for (const value of values) {
+      const n = Buffer.byteLength(value);
+      for (let before = 0; before <= 5; before++) {
+        for (const after of [1, 2, 3, 4]) {
+          // 0xff neighbours: no form of the value can run on into them by chance.
+          const whole = Buffer.concat([Buffer.alloc(before, 0xff), Buffer.from(value), Buffer.alloc(after, 0xff)]);
+          for (const enc of [whole.toString('base64'), whole.toString('base64url')]) {
+            // Characters [ceil(4p/3), floor(4(p+n)/3)) hold the value's bits only; the rest stays.
+            const expected = `${enc.slice(0, Math.ceil((4 * before) / 3))}***${enc.slice(Math.floor((4 * (before + n)) / 3))}`;
+            const text = Buffer.from(enc);
+            for (let cut = 0; cut <= text.length; cut++) {
+              const got = scrub([value], [text.subarray(0, cut), text.subarray(cut)]);
+              expect(got, `${enc}: ${before} bytes before, cut at ${cut}`).toBe(expected);
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it('never scrubs a value shorter than 6 characters or any of its encodings', () => {
+    const six = Buffer.from('abcdef').toString('hex'); // beside them, a 6-character value's hex is scrubbed
+    for (const short of ['abcde', 'ééééé', 'a"b\\c']) {
+      const forms = encodedForms(short).join(' ');
+      expect(forms.length).toBeGreaterThan(40);
+      expect(scrub([short, 'abcdef'], [`${forms} | ${six}`])).toBe(`${forms} | ***`);
+    }
+  });
+
+  it('holds back at most the longest form (hex: twice the value) and flushes it at the end', () => {
+    const value = 'secret-value';
+    const s = new ScrubAutomaton([value]).stream();
+    const hex = Buffer.from(value).toString('hex');
+    expect(s.write(Buffer.from(`log ${hex.slice(0, 20)}`)).toString()).toBe('log ');
+    expect(s.write(Buffer.from(hex.slice(20))).toString()).toBe(''); // a longer form could follow
+    expect(s.write(Buffer.from(` ${hex.slice(0, 23)}`)).toString()).toBe('*** ');
+    expect(s.end().toString()).toBe(hex.slice(0, 23));
+  });
+
+  it('agrees with the reference on random values mixed with their encodings, whatever the writes', () => {
+    const encode = (v: string): string => {
+      const b = Buffer.from(v);
+      switch (randomInt(6)) {
+        case 0:
+          return b.toString(randomInt(2) ? 'base64' : 'base64url');
+        case 1:
+          // Inside a longer base64 text, at a random alignment.
+          return Buffer.concat([randomBytes(randomInt(0, 6)), b, randomBytes(randomInt(0, 6))]).toString('base64');
+        case 2:
+          return encodeURIComponent(v);
+        case 3:
+          return JSON.stringify(v).slice(1, -1);
+        case 4:
+          return b.toString('hex');
+        default:
+          return v;
+      }
+    };
+    for (let iter = 0; iter < 1500; iter++) {
+      const alphabet = 'ab/+ "\\\né'.slice(0, randomInt(2, 10));
+      const word = (n: number) => Array.from({ length: n }, () => alphabet[randomInt(alphabet.length)]).join('');
+      const secrets = Array.from({ length: randomInt(1, 5) }, () => word(randomInt(4, 20)));
+      let body = '';
+      for (let k = randomInt(0, 6); k > 0; k--)
+        body += word(randomInt(0, 10)) + encode(secrets[randomInt(secrets.length)]!);
+      const text = Buffer.from(body + word(randomInt(0, 10)));
+      const expected = naive(secrets, text);
+      const got = scrubLatin1(secrets, randomCuts(text, randomInt(1, 60)));
+      if (got !== expected) expect({ secrets, text: text.toString(), got }).toEqual({ expected });
+    }
   });
 });

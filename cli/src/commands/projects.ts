@@ -4,7 +4,7 @@ import { requireToken, resolveSettings } from '../config.js';
 
 export const projectsCommand: Command = {
   name: 'projects',
-  summary: 'List the id, name and environments of every project the token can see',
+  summary: 'List the id, slug, name and environments of every project the token can see',
   usage: 'svcenv projects',
   flags: {},
   async run(_args, ctx) {
@@ -12,9 +12,15 @@ export const projectsCommand: Command = {
     const api = new Api(settings.apiUrl, requireToken(settings));
     const { projectList } = await import('../schemas.js');
     const { projects } = await api.json(projectList, pathOf.projects());
-    const rows = [['ID', 'NAME', 'ENVS'], ...projects.map((p) => [p.id, p.name, p.envs.join(',')])];
-    const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
-    const lines = rows.map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`.trimEnd());
+    // D48: the slug is what --project and .svcenv.json take as readily as the id (D58).
+    const rows = [['ID', 'SLUG', 'NAME', 'ENVS'], ...projects.map((p) => [p.id, p.slug, p.name, p.envs.join(',')])];
+    const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
+    const lines = rows.map((r) =>
+      r
+        .map((cell, c) => (c < widths.length ? cell.padEnd(widths[c]!) : cell))
+        .join('  ')
+        .trimEnd(),
+    );
     return { stdout: `${lines.join('\n')}\n` };
   },
 };

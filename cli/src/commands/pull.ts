@@ -2,49 +2,148 @@ import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { Api } from '../api.js';
 import { path } from '../builtins.js';
 import { type Command, targetFlags } from '../command.js';
-import { requireTarget, requireToken, resolveSettings } from '../config.js';
-import { CliError } from '../errors.js';
+import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
+import { CliError, usageError } from '../errors.js';
 import { appendGithubEnv, writeSecretFile } from '../files.js';
-import { pullText, pullVars } from '../remote.js';
+import { FORMAT_READERS, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
+import { noteTo, watchChanges } from '../watch.js';
+
+export const offlineFlags = {
+  offline: { type: 'boolean', description: 'no request: use the cached copy within --max-stale, or fail (D42)' },
+  'max-stale': {
+    type: 'string',
+    description:
+      'oldest cached copy to use when the server is away: 90s, 30m, 24h, 7d, or 0 for never (default: $SVCENV_MAX_STALE, then 24h)',
+  },
+} as const;
+
+export const OFFLINE_DETAILS =
+  'Every pull is kept encrypted under $SVCENV_CACHE_DIR (else $XDG_CACHE_HOME/svcenv, else ~/.cache/svcenv).\n' +
+  'When the server cannot be reached (or gives no answer within $SVCENV_TIMEOUT seconds, default 10) or\n' +
+  'answers 5xx or 429, the cached copy is used if the server confirmed it within --max-stale, with a warning.\n' +
+  'A 401, 403 or 404 deletes the cached copy.';
 
 export const pullCommand: Command = {
   name: 'pull',
   summary: "Fetch an environment's variables into a file (mode 0600) or stdout",
-  usage: 'svcenv pull [--project <id>] [--env <name>] [--file <path>] [--stdout] [--format dotenv|k8s] [--no-metadata]',
+  usage: `svcenv pull [--project <id>] [--env <name>] [--file <path>] [--stdout] [--format ${PULL_FORMATS.join('|')}] [--no-metadata] [--watch] [--offline] [--max-stale <duration>]`,
   flags: {
     ...targetFlags,
     file: { type: 'string', aliases: ['output'], description: 'file to write (default: $SVCENV_OUTPUT, then .env)' },
     stdout: { type: 'boolean', description: 'print to stdout instead of writing a file' },
-    format: { type: 'string', description: 'dotenv (default) or k8s (a Kubernetes Secret manifest)' },
+    format: {
+      type: 'string',
+      description: `${PULL_FORMATS.join(', ')} (default dotenv; see below)`,
+    },
     'no-metadata': { type: 'boolean', description: 'leave out SVCENV_PROJECT, SVCENV_ENV and SVCENV_PROJECT_NAME' },
+    ...offlineFlags,
+    watch: { type: 'boolean', description: 'rewrite the file on every change until interrupted (D43)' },
   },
   details:
     'With SVCENV_TOKEN, SVCENV_PROJECT and SVCENV_ENV set, no config file is needed. In GitHub Actions\n' +
-    '(GITHUB_ACTIONS=true and GITHUB_ENV set) every variable is also appended to $GITHUB_ENV.',
+    '(GITHUB_ACTIONS=true and GITHUB_ENV set) every variable is also appended to $GITHUB_ENV.\n' +
+    `Formats:\n${Object.entries(FORMAT_READERS)
+      .map(([f, reader]) => `  ${f.padEnd(8)}${reader}`)
+      .join('\n')}\n${OFFLINE_DETAILS}`,
   async run(args, ctx) {
     const format = (args.flags.format as string | undefined) ?? 'dotenv';
-    if (format !== 'dotenv' && format !== 'k8s') {
-      throw new CliError('USAGE', `unknown --format ${format}`, 'use --format dotenv or --format k8s');
+    if (!isPullFormat(format)) {
+      throw new CliError('USAGE', `unknown --format ${format}`, `use one of: ${PULL_FORMATS.join(', ')}`);
     }
+    const watch = args.flags.watch === true;
+    if (watch && args.flags.stdout) throw usageError('--watch rewrites a file; it cannot be used with --stdout');
+    if (watch && args.flags.offline) throw usageError('--watch needs the server; it cannot be used with --offline');
     const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const offline = resolveOfflineSettings({ maxStale: args.flags['max-stale'], offline: args.flags.offline }, ctx.env);
     const target = requireTarget(settings);
-    const api = new Api(settings.apiUrl, requireToken(settings));
+    const token = requireToken(settings);
+    const api = new Api(settings.apiUrl, token, offline.timeoutMs);
     const metadata = !args.flags['no-metadata'];
-    const text = await pullText(api, { ...target, metadata, format });
-
+    const options = { ...target, metadata, format };
+    const answer = await pullCached(api, options, offline, token);
+    await answer.keep?.();
+    const text = answer.text;
+    // D42: the fallback is one warning on stderr; otherwise the pull behaves as a fresh one, exit code included.
+    const warning = answer.fallback ? `warning: ${answer.fallback}\n` : '';
     const notes: string[] = [];
+
+    const pulledDotenv = async () => {
+      const dotenv = await pullCached(api, { ...options, format: 'dotenv' }, offline, token);
+      await dotenv.keep?.();
+      return dotenv;
+    };
     const githubEnv = ctx.env.GITHUB_ACTIONS === 'true' ? ctx.env.GITHUB_ENV : undefined;
     if (githubEnv) {
-      const vars = format === 'dotenv' ? parseDotenv(text) : await pullVars(api, { ...target, metadata });
+      const vars =
+        format === 'dotenv'
+          ? parseDotenv(text)
+          : format === 'json'
+            ? new Map(Object.entries(JSON.parse(text) as Record<string, string>))
+            : readPulled(await pulledDotenv()).vars;
       appendGithubEnv(githubEnv, vars);
       notes.push(`appended ${vars.size} variables to $GITHUB_ENV`);
     }
-    if (args.flags.stdout) return { stdout: text, stderr: notes.map((n) => `${n}\n`).join('') };
+    if (args.flags.stdout) return { stdout: text, stderr: warning + notes.map((n) => `${n}\n`).join('') };
 
     const file = (args.flags.file as string | undefined) || ctx.env.SVCENV_OUTPUT || '.env';
-    writeSecretFile(path().resolve(ctx.cwd, file), text);
-    const what = format === 'dotenv' ? `${parseDotenv(text).size} variables` : 'Kubernetes Secret manifest';
-    notes.unshift(`wrote ${what} to ${file} (mode 0600)`);
-    return { stdout: notes.map((n) => `${n}\n`).join('') };
+    const out = path().resolve(ctx.cwd, file);
+    writeSecretFile(out, text);
+    const wrote = (body: string) => `wrote ${describe(format, body)} to ${file} (mode 0600)`;
+    if (!watch) {
+      notes.unshift(wrote(text));
+      return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning };
+    }
+
+    // D43: rewrite the file on each change until SIGINT or SIGTERM, then exit 0.
+    const note = noteTo(ctx.stderr, ctx.stderrFd);
+    const say = noteTo(ctx.stdout, ctx.stdoutFd);
+    if (warning) note(warning.trimEnd());
+    for (const n of notes) note(n);
+    say(wrote(text));
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      await watchChanges({
+        api,
+        pull: options,
+        offline,
+        token,
+        etag: answer.etag ?? '',
+        signal: stop.signal,
+        note,
+        whileAway: `${file} stays as it is`,
+        onChange: async (changed) => {
+          writeSecretFile(out, changed.text);
+          say(wrote(changed.text));
+        },
+      });
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    return {};
   },
 };
+
+function isPullFormat(format: string): format is PullFormat {
+  return (PULL_FORMATS as readonly string[]).includes(format);
+}
+
+/** What was written, for the summary line; counted where the format can be read back without doubt. */
+function describe(format: PullFormat, text: string): string {
+  switch (format) {
+    case 'dotenv':
+      return `${parseDotenv(text).size} variables`;
+    case 'json':
+      return `${Object.keys(JSON.parse(text) as object).length} variables as JSON`;
+    case 'docker':
+      // One line per variable: the server refuses a value with a line break in this format (D55).
+      return `${text.split('\n').length - 1} variables as a docker env-file`;
+    case 'shell':
+      return 'shell exports';
+    case 'k8s':
+      return 'Kubernetes Secret manifest';
+  }
+}

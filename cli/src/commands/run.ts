@@ -1,12 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { Api } from '../api.js';
-import { splitList } from '../args.js';
+import { shellLine, splitList } from '../args.js';
 import { fs, os } from '../builtins.js';
 import { type Command, type Context, targetFlags } from '../command.js';
-import { requireTarget, requireToken, resolveSettings } from '../config.js';
-import { CliError, usageError } from '../errors.js';
-import { pullVarsWithContext } from '../remote.js';
+import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
+import { CliError, looksLikeToken, shown, usageError } from '../errors.js';
+import { type PullAnswer, pullCached, readPulled } from '../remote.js';
 import { ScrubAutomaton, type ScrubStream } from '../scrub.js';
+import { noteTo, watchChanges } from '../watch.js';
+import { OFFLINE_DETAILS, offlineFlags } from './pull.js';
 
 const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g;
 const FORWARDED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const;
@@ -15,52 +17,271 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'Run a command with variables as environment variables, scrubbing them from its output',
   usage:
-    'svcenv run [--project <id>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) -- <command> [args...]',
+    'svcenv run [--project <id>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
   flags: {
     ...targetFlags,
     only: { type: 'string', description: 'expose only these keys (comma-separated)' },
     all: { type: 'boolean', description: 'expose every variable of the environment' },
     except: { type: 'string', description: 'with --all: keys to leave out (comma-separated)' },
+    ...offlineFlags,
+    watch: { type: 'boolean', description: 'restart the command when the variables change (D43)' },
+    'restart-signal': {
+      type: 'string',
+      description: 'with --watch: the signal that stops the command (default SIGTERM)',
+    },
   },
   details:
     'Variables reach the command as environment variables, never as arguments; {{KEY}} in the arguments\n' +
     'is replaced by the value just before the command starts (the key must be in scope). Every exposed\n' +
     "value of 6 or more characters is replaced by *** in the command's stdout and stderr. The command's\n" +
     'exit status is passed through; SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to it.\n' +
-    'Not a sandbox: a program can still send its environment elsewhere.',
+    'Not a sandbox: a program can still send its environment elsewhere.\n' +
+    'With --watch the command is restarted with the new values when an exposed variable changes: the\n' +
+    '--restart-signal (default SIGTERM), up to 10 s, then SIGKILL. While the server is away the command\n' +
+    'keeps running and svcenv retries with backoff; when the command exits on its own, so does svcenv.\n' +
+    OFFLINE_DETAILS,
   async run(args, ctx) {
-    if (args.rest === undefined) throw usageError('missing `--` before the command', 'svcenv run --all -- <command>');
+    // D58: the command goes after `--` (spec run rule 1); the hint is the line given, with `--` in place.
+    if (args.rest === undefined) {
+      const flags = args.argv?.slice(0, args.argv.length - args.positionals.length) ?? [];
+      throw usageError(
+        'missing `--`: put `--` before the command',
+        args.positionals.length
+          ? `svcenv run ${shellLine([...flags, '--', ...args.positionals])}`
+          : 'svcenv run --all -- <command>',
+      );
+    }
     const [command, ...commandArgs] = args.rest;
     if (command === undefined) throw usageError('no command after `--`');
-    if (args.positionals.length) throw usageError(`unexpected argument ${args.positionals[0]} before \`--\``);
+    if (args.positionals.length) throw usageError(`unexpected argument ${shown(args.positionals[0]!)} before \`--\``);
     const scope = parseScope(args.flags);
+    const watch = args.flags.watch === true;
+    if (!watch && args.flags['restart-signal'] !== undefined) throw usageError('--restart-signal needs --watch');
+    if (watch && args.flags.offline) throw usageError('--watch needs the server; it cannot be used with --offline');
+    const restartSignal = parseSignal(args.flags['restart-signal']);
 
     const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const offline = resolveOfflineSettings({ maxStale: args.flags['max-stale'], offline: args.flags.offline }, ctx.env);
     const target = requireTarget(settings);
     const token = requireToken(settings);
-    const { vars, context } = await pullVarsWithContext(new Api(settings.apiUrl, token), { ...target, metadata: true });
-    const exposed = selectScope(vars, scope);
-    const argv = substitutePlaceholders([command, ...commandArgs], exposed);
-
-    // Copied with native calls, not per-key loops: this runs once per start, before any JIT, over up to
-    // thousands of variables (bench/cli.bench.ts).
-    const childEnv = Object.assign({}, ctx.env) as Record<string, string>;
-    // The access token is ours, not the command's, unless the environment itself defines it.
-    delete childEnv.SVCENV_TOKEN;
-    Object.assign(childEnv, Object.fromEntries(exposed));
-    // The values to scrub, listed only when the child first writes (a silent command never pays the pass).
-    // The server's context values (project id, env and project name) are not secret; masking "production"
-    // in every log line would only hide useful output (ADR 0001-cli). A user variable that overrides one
-    // of them is the user's value, and scrubbed like any other.
-    const automaton = new ScrubAutomaton(function* () {
-      yield token;
-      for (const [k, v] of exposed) if (!context.has(k)) yield v;
-    });
-    return { exitCode: await execScrubbed(argv, childEnv, automaton, ctx) };
+    const api = new Api(settings.apiUrl, token, offline.timeoutMs);
+    const pull = { ...target, metadata: true, format: 'dotenv' as const };
+    const answer = await pullCached(api, pull, offline, token);
+    const note = noteTo(ctx.stderr, ctx.stderrFd);
+    // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
+    if (answer.fallback) note(`warning: ${answer.fallback}`);
+    const first = prepare(answer, scope, [command, ...commandArgs], ctx, token);
+    // The cache is written once the command has started: it needs none of it (D42).
+    const keep = () => answer.keep?.();
+    if (!watch) return { exitCode: await execScrubbed(first.argv, first.env, first.automaton, ctx, keep) };
+    return {
+      exitCode: await runWatching(first, keep, {
+        scope,
+        command: [command, ...commandArgs],
+        ctx,
+        note,
+        restartSignal,
+        watch: { api, pull, offline, token, etag: answer.etag ?? '' },
+      }),
+    };
   },
 };
 
+/** What one start of the command needs: its argv, its environment and the scrubber of its output. */
+interface Prepared {
+  argv: string[];
+  env: Record<string, string>;
+  automaton: ScrubAutomaton;
+  exposed: ReadonlyMap<string, string>;
+}
+
+function prepare(
+  answer: Pick<PullAnswer, 'text' | 'context'>,
+  scope: Scope,
+  command: readonly string[],
+  ctx: Pick<Context, 'env'>,
+  token: string,
+  previous?: ReadonlyMap<string, string>,
+): Prepared {
+  const { vars, context } = readPulled(answer);
+  const exposed = selectScope(vars, scope);
+  const argv = substitutePlaceholders(command, exposed);
+  // Copied with native calls, not per-key loops: this runs once per start, before any JIT, over up to
+  // thousands of variables (bench/cli.bench.ts).
+  const env = Object.assign({}, ctx.env) as Record<string, string>;
+  // The access token is ours, not the command's, unless the environment itself defines it.
+  delete env.SVCENV_TOKEN;
+  Object.assign(env, Object.fromEntries(exposed));
+  // The values to scrub, listed only when the child first writes (a silent command never pays the pass).
+  // The server's context values (project id, env and project name) are not secret; masking "production"
+  // in every log line would only hide useful output (ADR 0001-cli). A user variable that overrides one
+  // of them is the user's value, and scrubbed like any other. After a --watch restart the values just
+  // replaced are scrubbed too: the new command may still print an old secret (from a file, a log).
+  const automaton = new ScrubAutomaton(function* () {
+    yield token;
+    for (const [k, v] of exposed) if (!context.has(k)) yield v;
+    if (previous) for (const [k, v] of previous) if (!context.has(k)) yield v;
+  });
+  return { argv, env, automaton, exposed };
+}
+
+/** `--restart-signal`: `SIGHUP`, `HUP` or `hup`; SIGTERM by default. The value is never repeated. */
+export function parseSignal(raw: string | boolean | undefined): NodeJS.Signals {
+  if (raw === undefined) return 'SIGTERM';
+  const name = String(raw).toUpperCase();
+  const full = (name.startsWith('SIG') ? name : `SIG${name}`) as NodeJS.Signals;
+  if (!(full in os().constants.signals)) {
+    throw usageError('--restart-signal must name a signal', 'for example SIGTERM, SIGINT, SIGHUP, SIGQUIT or SIGUSR1');
+  }
+  return full;
+}
+
+/** How long a restart waits for the command to stop before SIGKILL (D43). */
+const STOP_GRACE_MS = 10_000;
+
+/**
+ * D43 `run --watch`: the command runs until it exits on its own (svcenv then exits with its status) or
+ * svcenv is told to stop (forwarded, as without --watch). Each change of an exposed variable stops it
+ * (the restart signal, then SIGKILL after 10 s) and starts it again with the new values. A change the
+ * command cannot take (an --only key deleted, a placeholder outside the scope) is reported and the command
+ * keeps its old values. An error other than the server being away ends the watching, not the command.
+ */
+async function runWatching(
+  first: Prepared,
+  started: () => Promise<void> | undefined,
+  o: {
+    scope: Scope;
+    command: readonly string[];
+    ctx: Context;
+    note: (line: string) => void;
+    restartSignal: NodeJS.Signals;
+    watch: Pick<Parameters<typeof watchChanges>[0], 'api' | 'pull' | 'offline' | 'token' | 'etag'>;
+  },
+): Promise<number> {
+  let current = {
+    prepared: first,
+    child: await startScrubbed(first.argv, first.env, first.automaton, o.ctx),
+    replaced: false,
+  };
+  await started();
+  let restarting: Promise<void> | undefined;
+  const stop = new AbortController();
+  const forward = (signal: NodeJS.Signals) => () => {
+    stop.abort(); // told to stop: no more restarts
+    current.child.kill(signal);
+  };
+  const handlers = FORWARDED_SIGNALS.map((s) => [s, forward(s)] as const);
+  for (const [s, h] of handlers) process.on(s, h);
+
+  const onChange = async (answer: PullAnswer) => {
+    let next: Prepared;
+    try {
+      next = prepare(answer, o.scope, o.command, o.ctx, o.watch.token, current.prepared.exposed);
+    } catch (err) {
+      o.note(`svcenv: the variables changed, but the command keeps its old values: ${(err as Error).message}`);
+      return;
+    }
+    const changed = changedKeys(current.prepared.exposed, next.exposed);
+    if (changed.length === 0) return;
+    if (stop.signal.aborted) return;
+    o.note(`svcenv: ${describeChange(changed)} changed; restarting the command`);
+    const old = current;
+    old.replaced = true;
+    let started!: () => void;
+    restarting = new Promise<void>((r) => {
+      started = r;
+    });
+    try {
+      await stopChild(old.child, o.restartSignal);
+      if (stop.signal.aborted) return;
+      current = {
+        prepared: next,
+        child: await startScrubbed(next.argv, next.env, next.automaton, o.ctx),
+        replaced: false,
+      };
+    } finally {
+      started();
+    }
+  };
+
+  const watching = watchChanges({
+    ...o.watch,
+    signal: stop.signal,
+    note: o.note,
+    whileAway: 'the command keeps running',
+    onChange,
+  }).catch((err: unknown) => {
+    if (stop.signal.aborted) return;
+    const e = err as CliError;
+    o.note(`${e.code ?? 'error'}: ${e.message}; no longer watching (the command keeps running)`);
+  });
+
+  try {
+    for (;;) {
+      const gen = current;
+      const status = await gen.child.status;
+      if (gen.replaced && !stop.signal.aborted) {
+        await restarting;
+        if (current !== gen) continue;
+      }
+      stop.abort();
+      await gen.child.output;
+      await watching;
+      return status;
+    }
+  } finally {
+    for (const [s, h] of handlers) process.off(s, h);
+  }
+}
+
+/** Sends the restart signal, waits up to 10 s, then SIGKILL (D43); resolves once the process is gone. */
+async function stopChild(child: Started, signal: NodeJS.Signals): Promise<void> {
+  child.kill(signal);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const killed = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, STOP_GRACE_MS);
+  });
+  await Promise.race([child.status, killed]);
+  clearTimeout(timer);
+  await child.status;
+  // Its last output, unless a grandchild keeps the pipes open (`sh -c 'sleep 60'` killed leaves `sleep`).
+  await Promise.race([child.output, new Promise((r) => setTimeout(r, 500))]);
+}
+
+/** Keys whose value differs, appeared or disappeared (names only: never a value). */
+function changedKeys(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): string[] {
+  const keys = new Set<string>();
+  for (const [k, v] of a) if (b.get(k) !== v) keys.add(k);
+  for (const k of b.keys()) if (!a.has(k)) keys.add(k);
+  return [...keys].sort();
+}
+
+function describeChange(keys: string[]): string {
+  return keys.length <= 5 ? keys.join(', ') : `${keys.slice(0, 5).join(', ')} and ${keys.length - 5} more`;
+}
+
 type Scope = { kind: 'only'; keys: string[] } | { kind: 'all'; except: Set<string> };
+
+const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,255}$/;
+
+/**
+ * The keys of --only or --except. Anything that is not a key name (D24) is refused before any request and
+ * not repeated: it is most likely a value or a token pasted into the wrong place.
+ */
+function keyList(flag: '--only' | '--except', raw: string): string[] {
+  const keys = splitList(raw);
+  const bad = keys.filter((k) => !KEY.test(k) || looksLikeToken(k)).length;
+  if (bad) {
+    throw usageError(
+      `${flag} holds ${bad === 1 ? 'an entry that is not a key name' : `${bad} entries that are not key names`} (a value or a token? not repeated)`,
+      'key names are letters, digits and _, not starting with a digit: --only DB_URL,PORT',
+    );
+  }
+  return keys;
+}
 
 export function parseScope(flags: Record<string, string | boolean | undefined>): Scope {
   const only = flags.only;
@@ -68,9 +289,9 @@ export function parseScope(flags: Record<string, string | boolean | undefined>):
   const except = flags.except;
   if (only !== undefined && all) throw usageError('--only and --all are mutually exclusive');
   if (except !== undefined && !all) throw usageError('--except is valid only with --all');
-  if (all) return { kind: 'all', except: new Set(typeof except === 'string' ? splitList(except) : []) };
+  if (all) return { kind: 'all', except: new Set(typeof except === 'string' ? keyList('--except', except) : []) };
   if (typeof only === 'string') {
-    const keys = splitList(only);
+    const keys = keyList('--only', only);
     if (keys.length === 0) throw usageError('--only needs at least one key');
     return { kind: 'only', keys };
   }
@@ -86,11 +307,22 @@ export function selectScope(vars: ReadonlyMap<string, string>, scope: Scope): Re
     return selected;
   }
   const missing = scope.keys.filter((k) => !vars.has(k));
-  if (missing.length) throw new CliError('NOT_FOUND', `--only names keys that do not exist: ${missing.join(', ')}`);
+  if (missing.length) {
+    // A missing "key" that is one of the environment's values was a value typed in the wrong place: it is
+    // counted, never repeated.
+    const values = new Set(vars.values());
+    const named = missing.filter((k) => !values.has(k));
+    const hidden = missing.length - named.length;
+    const list = [
+      ...named,
+      ...(hidden ? [`${hidden === 1 ? 'one entry' : `${hidden} entries`} equal to a value (not repeated)`] : []),
+    ];
+    throw new CliError('NOT_FOUND', `--only names keys that do not exist: ${list.join(', ')}`);
+  }
   return new Map(scope.keys.map((k) => [k, vars.get(k)!]));
 }
 
-/** Run rules 4-5: every placeholder must name an exposed key, checked before anything starts. */
+/** Spec run rules 4-5: every placeholder must name an exposed key, checked before anything starts. */
 export function substitutePlaceholders(argv: readonly string[], exposed: ReadonlyMap<string, string>): string[] {
   for (const arg of argv) {
     for (const m of arg.matchAll(PLACEHOLDER)) {
@@ -166,8 +398,10 @@ async function startNode(argv: string[], env: Record<string, string>): Promise<C
   } catch (err) {
     throw execError(argv[0]!, (err as NodeJS.ErrnoException).code);
   }
+  // At exit, not at 'close': the output is awaited on its own, and a grandchild may hold the pipes open
+  // long after the command is gone (run --watch restarts on the command's exit).
   const status = new Promise<number>((resolve) =>
-    child.once('close', (code, signal) => resolve(statusOf(code, signal))),
+    child.once('exit', (code, signal) => resolve(statusOf(code, signal))),
   );
   try {
     await new Promise<void>((resolve, reject) => {
@@ -180,23 +414,43 @@ async function startNode(argv: string[], env: Record<string, string>): Promise<C
   return { stdout: child.stdout!, stderr: child.stderr!, status, kill: (signal) => child.kill(signal) };
 }
 
+/** A started command: its exit status, its output copied through (resolves when the pipes close), kill. */
+export interface Started {
+  status: Promise<number>;
+  output: Promise<void>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Starts argv with stdout and stderr copied through the scrubber. */
+export async function startScrubbed(
+  argv: string[],
+  env: Record<string, string>,
+  automaton: ScrubAutomaton,
+  ctx: Pick<Context, 'stdout' | 'stderr' | 'stdoutFd' | 'stderrFd'>,
+): Promise<Started> {
+  const child = bunRuntime ? startBun(bunRuntime, argv, env) : await startNode(argv, env);
+  const output = Promise.all([
+    pipeScrubbed(child.stdout, automaton.stream(), new Sink(() => ctx.stdout, ctx.stdoutFd)),
+    pipeScrubbed(child.stderr, automaton.stream(), new Sink(() => ctx.stderr, ctx.stderrFd)),
+  ]).then(() => undefined);
+  return { status: child.status, output, kill: (signal) => child.kill(signal) };
+}
+
 /** Runs argv with stdout and stderr scrubbed; resolves with its exit status once all output is written. */
 export async function execScrubbed(
   argv: string[],
   env: Record<string, string>,
   automaton: ScrubAutomaton,
   ctx: Pick<Context, 'stdout' | 'stderr' | 'stdoutFd' | 'stderrFd'>,
+  started?: () => Promise<void> | undefined,
 ): Promise<number> {
-  const child = bunRuntime ? startBun(bunRuntime, argv, env) : await startNode(argv, env);
+  const child = await startScrubbed(argv, env, automaton, ctx);
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const handlers = FORWARDED_SIGNALS.map((s) => [s, forward(s)] as const);
   for (const [s, h] of handlers) process.on(s, h);
   try {
-    const [status] = await Promise.all([
-      child.status,
-      pipeScrubbed(child.stdout, automaton.stream(), new Sink(() => ctx.stdout, ctx.stdoutFd)),
-      pipeScrubbed(child.stderr, automaton.stream(), new Sink(() => ctx.stderr, ctx.stderrFd)),
-    ]);
+    await started?.();
+    const [status] = await Promise.all([child.status, child.output]);
     return status;
   } finally {
     for (const [s, h] of handlers) process.off(s, h);

@@ -1,0 +1,57 @@
+import { Api, pathOf } from '../api.js';
+import type { Command } from '../command.js';
+import { configPath, requireToken, resolveSettings } from '../config.js';
+import { CliError, looksLikeToken } from '../errors.js';
+
+/**
+ * D58: who the CLI talks to and as what: the API URL and the access token's name, display prefix, scope,
+ * environments, project and expiry (from `GET /v1/auth/token`), plus the project and env commands would use
+ * here. Never the token: the prefix is what the dashboard shows too.
+ */
+export const whoamiCommand: Command = {
+  name: 'whoami',
+  summary: "Show the API URL and the access token's name, scope, environments and project",
+  usage: 'svcenv whoami',
+  flags: {},
+  async run(_args, ctx) {
+    const settings = resolveSettings({}, ctx.env, ctx.cwd);
+    const api = new Api(settings.apiUrl, requireToken(settings));
+    const { projectList, tokenSelfResponse } = await import('../schemas.js');
+    let self: import('zod').infer<typeof tokenSelfResponse>;
+    try {
+      self = await api.json(tokenSelfResponse, '/v1/auth/token');
+    } catch (err) {
+      if (err instanceof CliError && (err.code === 'NOT_FOUND' || err.code === 'HTTP_404')) {
+        throw new CliError(
+          'SERVER',
+          'this server cannot describe an access token (no GET /v1/auth/token)',
+          'upgrade the server; `svcenv projects` shows what the token can see',
+        );
+      }
+      throw err;
+    }
+    const { projects } = await api.json(projectList, pathOf.projects());
+    const named = (ref: string) => {
+      const p = projects.find((x) => x.id === ref || (x as { slug?: string }).slug === ref);
+      return p ? `${p.name} (${p.id})` : ref;
+    };
+    const rows: [string, string][] = [
+      ['API', api.baseUrl],
+      [
+        'token',
+        `${self.name} (${self.tokenPrefix}…), from ${ctx.env.SVCENV_TOKEN ? 'SVCENV_TOKEN' : configPath(ctx.env)}`,
+      ],
+      ['scope', self.scope],
+      ['environments', self.envs.includes('*') ? 'all' : self.envs.join(', ')],
+      ['project', self.projectId ? named(self.projectId) : 'every project of the workspace'],
+      ['expires', self.expiresAt ?? 'never'],
+    ];
+    // What commands run here would target; a token pasted into a project or env setting is not repeated.
+    const safe = (v: string) => (looksLikeToken(v) ? '(an access token, not repeated: fix this setting)' : v);
+    if (settings.project) rows.push(['using project', named(safe(settings.project))]);
+    if (settings.env) rows.push(['using env', safe(settings.env)]);
+    if (settings.projectFile) rows.push(['project file', settings.projectFile]);
+    const width = Math.max(...rows.map(([k]) => k.length)) + 1;
+    return { stdout: rows.map(([k, v]) => `${`${k}:`.padEnd(width)} ${v}\n`).join('') };
+  },
+};
