@@ -1,36 +1,43 @@
 import type { ErrorBody } from '@svcenv/contract';
 
 /**
- * The one way the dashboard talks to the server: same-origin `/v1` over fetch with the session JWT.
- * The JWT lives in memory and in sessionStorage (ADR 0006): it survives a reload of this tab, never
- * another tab or a restart of the browser, and nothing else is stored.
+ * The one way the dashboard talks to the server: same-origin `/v1` over fetch. The session is the server's
+ * httpOnly cookie (ADR 0014): no script, this one included, can read it, and every tab of the browser shares
+ * it. Each request carries `X-Svcenv-CSRF`, without which the server does not accept the cookie. What this
+ * module keeps is only whether the tab believes it is signed in.
  */
-const KEY = 'svcenv.session';
+const CSRF = { 'x-svcenv-csrf': '1' } as const;
 
-let jwt: string | null = readStored();
+let jwt: string | null = null;
 const listeners = new Set<() => void>();
 
-function readStored(): string | null {
-  try {
-    return sessionStorage.getItem(KEY);
-  } catch {
-    return null;
-  }
-}
-
+/** A marker that the tab is signed in (the session itself is the cookie), or null. */
 export function getToken(): string | null {
   return jwt;
 }
 
+/**
+ * Signed in (any session answer: the server set the cookie with it) or out (`null`: the cookie is cleared
+ * too, so another tab or a reload does not find the session again).
+ */
 export function setToken(token: string | null): void {
+  const was = jwt;
   jwt = token;
-  try {
-    if (token) sessionStorage.setItem(KEY, token);
-    else sessionStorage.removeItem(KEY);
-  } catch {
-    // Storage disabled: the session lasts as long as the page.
+  if (token === null && was !== null) {
+    void fetch('/v1/auth/logout', { method: 'POST', headers: CSRF, credentials: 'same-origin' }).catch(() => undefined);
   }
   for (const l of listeners) l();
+}
+
+/** At start: whether this browser already has a session (another tab's login, a reload). */
+export async function restoreSession(): Promise<boolean> {
+  try {
+    const res = await fetch('/v1/auth/session', { headers: CSRF, credentials: 'same-origin', cache: 'no-store' });
+    if (res.ok) setToken('cookie');
+    return res.ok;
+  } catch {
+    return false;
+  }
 }
 
 export function onTokenChange(l: () => void): () => void {
@@ -57,6 +64,8 @@ export interface RequestOptions {
   /** Send this credential instead of the session's (verify-mfa has none). */
   auth?: boolean;
   raw?: boolean;
+  /** Extra request headers: `If-Match` for a check-and-set write (D46). */
+  headers?: Record<string, string>;
 }
 
 function buildUrl(path: string, query?: RequestOptions['query']): string {
@@ -70,8 +79,7 @@ function buildUrl(path: string, query?: RequestOptions['query']): string {
 }
 
 async function send(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = {};
-  if (opts.auth !== false && jwt) headers.authorization = `Bearer ${jwt}`;
+  const headers: Record<string, string> = { ...opts.headers, ...(opts.auth !== false ? CSRF : {}) };
   let body: string | undefined;
   if (opts.body !== undefined) {
     headers['content-type'] = 'application/json';
@@ -79,7 +87,14 @@ async function send(method: string, path: string, opts: RequestOptions = {}): Pr
   }
   let res: Response;
   try {
-    res = await fetch(buildUrl(path, opts.query), { method, headers, body, credentials: 'omit', cache: 'no-store' });
+    // same-origin: the session cookie goes with the request, and a login's answer may set it.
+    res = await fetch(buildUrl(path, opts.query), {
+      method,
+      headers,
+      body,
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
   } catch {
     throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
   }
@@ -107,7 +122,7 @@ async function send(method: string, path: string, opts: RequestOptions = {}): Pr
 
 async function checkSession(token: string): Promise<void> {
   try {
-    const res = await fetch('/v1/auth/session', { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
+    const res = await fetch('/v1/auth/session', { headers: CSRF, credentials: 'same-origin', cache: 'no-store' });
     if (res.status === 401 && jwt === token) setToken(null);
   } catch {
     // Offline: keep the session; the next request tells.
@@ -146,5 +161,10 @@ export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Encode a path segment (environment names and keys are safe, but never trust a string into a URL). */
-export const seg = encodeURIComponent;
+/**
+ * The one place a request path is built: every interpolated value is an encoded path segment, so
+ * path`/projects/${id}/envs/${env}` never lets a name or key reach into the URL's structure.
+ */
+export function path(strings: TemplateStringsArray, ...segments: string[]): string {
+  return strings.reduce((out, s, i) => out + s + (i < segments.length ? encodeURIComponent(segments[i]!) : ''), '');
+}

@@ -12,6 +12,7 @@ const PATHS = {
     'M17.94 17.94A10.07 10.07 0 0 1 12 20c-7 0-11-8-11-8a18.45 18.45 0 0 1 5.06-5.94M9.9 4.24A9.12 9.12 0 0 1 12 4c7 0 11 8 11 8a18.5 18.5 0 0 1-2.16 3.19M1 1l22 22',
   lock: 'M5 11h14v10H5zM7 11V7a5 5 0 0 1 10 0v4',
   menu: 'M3 12h18M3 6h18M3 18h18',
+  copy: 'M9 9h11v11H9zM5 15H4a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1h10a1 1 0 0 1 1 1v1',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -1,11 +1,15 @@
 import './styles.css';
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, getToken, onTokenChange, setToken } from './api.js';
+import { getSession } from './api/auth.js';
+import { getToken, onTokenChange, restoreSession, setToken } from './api.js';
+import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
-import { InvitePage, LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
+import { LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
+import { InvitePage } from './pages/Invite.js';
 import { ProjectPage } from './pages/Project.js';
 import { ProjectsPage } from './pages/Projects.js';
+import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js';
 import { SettingsPage } from './pages/Settings.js';
 import { TeamPage } from './pages/Team.js';
 import { TokensPage } from './pages/Tokens.js';
@@ -13,8 +17,9 @@ import { WebhooksPage } from './pages/Webhooks.js';
 import { match, navigate, useLocation } from './router.js';
 import { SessionCtx } from './session.js';
 import { Shell } from './shell.js';
+import { ToastHost } from './toast.js';
 import type { SessionUser } from './types.js';
-import { ErrorBanner, Spinner, ToastHost } from './ui.js';
+import { ErrorBanner, Spinner } from './ui.js';
 
 /** Replaces the URL after the first render, once the router listens. */
 function Redirect({ to }: { to: string }) {
@@ -24,6 +29,11 @@ function Redirect({ to }: { to: string }) {
 
 function App() {
   const [token, setTok] = useState(getToken());
+  // Another tab's session (the cookie) is looked for once, before anything is shown.
+  const [restoring, setRestoring] = useState(true);
+  useEffect(() => {
+    restoreSession().finally(() => setRestoring(false));
+  }, []);
   const [user, setUser] = useState<SessionUser | null>(null);
   const [error, setError] = useState<unknown>();
   const { path, query } = useLocation();
@@ -31,7 +41,7 @@ function App() {
   useEffect(() => onTokenChange(() => setTok(getToken())), []);
 
   const refresh = useCallback(async () => {
-    const res = await api.get<{ user: SessionUser }>('/auth/session');
+    const res = await getSession();
     setUser(res.user);
   }, []);
 
@@ -50,11 +60,24 @@ function App() {
   if (path === '/verify-email')
     return <VerifyEmailPage token={query.get('token')} signedIn={!!token} onVerified={onVerified} />;
   if (path === '/invite') return <InvitePage token={query.get('token')} />;
+  if (path === '/reset-password') return <ResetPasswordPage token={query.get('token')} />;
 
+  if (!token && restoring) {
+    return (
+      <div class="center-page">
+        <Spinner />
+      </div>
+    );
+  }
   if (!token) {
     if (path === '/signup') return <SignupPage />;
-    if (path !== '/login') return <Redirect to="/login" />;
-    return <LoginPage />;
+    if (path === '/forgot-password') return <ForgotPasswordPage />;
+    if (path !== '/login') {
+      // A deep link survives the login (ADR 0014).
+      const here = `${path}${query.toString() ? `?${query.toString()}` : ''}`;
+      return <Redirect to={path === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`} />;
+    }
+    return <LoginPage notice={query.get('reset')} next={query.get('next')} />;
   }
   if (error) {
     return (
@@ -70,7 +93,9 @@ function App() {
       </div>
     );
   }
-  if (path === '/' || path === '/login' || path === '/signup') return <Redirect to="/projects" />;
+  if (path === '/' || path === '/login' || path === '/signup' || path === '/forgot-password') {
+    return <Redirect to={path === '/login' ? afterLogin(query.get('next')) : '/projects'} />;
+  }
   let page = null;
   const m = match('/projects/:id', path);
   if (path === '/projects') page = <ProjectsPage />;

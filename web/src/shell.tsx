@@ -1,11 +1,14 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, api, setToken } from './api.js';
+import { listMyWorkspaces } from './api/account.js';
+import { resendVerification, switchWorkspace } from './api/auth.js';
+import { ApiError, setToken } from './api.js';
 import { Icon } from './icons.js';
 import { navigate } from './router.js';
 import { useSession } from './session.js';
+import { useAction, useToast } from './toast.js';
 import type { MyWorkspace } from './types.js';
-import { Link, useToast } from './ui.js';
+import { Link } from './ui.js';
 
 const NAV = [
   { to: '/projects', label: 'Projects', icon: 'projects' },
@@ -82,6 +85,7 @@ export function Shell({
 
 function VerifyBanner() {
   const toast = useToast();
+  const act = useAction();
   const [sent, setSent] = useState(false);
   return (
     <div class="alert alert-info banner">
@@ -90,15 +94,13 @@ function VerifyBanner() {
         type="button"
         class="linklike"
         disabled={sent}
-        onClick={async () => {
-          try {
-            await api.post('/auth/resend-verification');
+        onClick={() =>
+          act(async () => {
+            await resendVerification();
             setSent(true);
             toast('Verification email sent');
-          } catch (e) {
-            toast(e instanceof Error ? e.message : String(e), 'error');
-          }
-        }}
+          })
+        }
       >
         {sent ? 'Sent' : 'Resend the email'}
       </button>
@@ -110,14 +112,14 @@ function VerifyBanner() {
 function WorkspaceSwitcher() {
   const { user } = useSession();
   const toast = useToast();
+  const act = useAction();
   const [open, setOpen] = useState(false);
   const [list, setList] = useState<MyWorkspace[] | null>(null);
   const [err, setErr] = useState<string | null>(null);
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!open) return;
-    api
-      .get<{ workspaces: MyWorkspace[] }>('/me/workspaces')
+    listMyWorkspaces()
       .then((r) => setList(r.workspaces))
       .catch((e) =>
         setErr(
@@ -159,16 +161,12 @@ function WorkspaceSwitcher() {
               onClick={async () => {
                 setOpen(false);
                 if (w.id === user.workspaceId) return;
-                try {
-                  const res = await api.post<{ token: string; workspaceName: string }>('/auth/switch-workspace', {
-                    workspaceId: w.id,
-                  });
+                await act(async () => {
+                  const res = await switchWorkspace(w.id);
                   setToken(res.token);
                   navigate('/projects');
                   toast(`Switched to ${res.workspaceName}`);
-                } catch (e) {
-                  toast(e instanceof Error ? e.message : String(e), 'error');
-                }
+                });
               }}
             >
               <span>{w.name}</span>

@@ -22,6 +22,9 @@ import type {
   SessionUser,
   stats,
   Variable,
+  Webhook,
+  WebhookDelivery,
+  WebhookEvent,
   Workspace,
 } from '@svcenv/contract';
 import type { z } from 'zod';
@@ -36,6 +39,9 @@ export type {
   ProjectMember,
   SessionUser,
   Variable,
+  Webhook,
+  WebhookDelivery,
+  WebhookEvent,
   Workspace,
 };
 export type AuditPage = z.infer<typeof auditPage>;

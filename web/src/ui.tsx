@@ -1,43 +1,8 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
-import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from './api.js';
+import { useSubmit } from './hooks.js';
 import { linkHandler } from './router.js';
-
-/** Loading / error / data for one request, with reload. `deps` re-run it. */
-export function useAsync<T>(
-  fn: () => Promise<T>,
-  deps: unknown[],
-): {
-  data: T | undefined;
-  error: unknown;
-  loading: boolean;
-  reload: () => Promise<void>;
-  setData: (d: T) => void;
-} {
-  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
-  const seq = useRef(0);
-  const run = useCallback(async () => {
-    const my = ++seq.current;
-    setState((s) => ({ ...s, loading: true }));
-    try {
-      const data = await fn();
-      if (my === seq.current) setState({ data, loading: false });
-    } catch (error) {
-      if (my === seq.current) setState({ error, loading: false });
-    }
-  }, deps);
-  useEffect(() => {
-    void run();
-  }, [run]);
-  return {
-    data: state.data,
-    error: state.error,
-    loading: state.loading,
-    reload: run,
-    setData: (d: T) => setState({ data: d, loading: false }),
-  };
-}
 
 type BtnProps = ButtonHTMLAttributes<HTMLButtonElement> & {
   variant?: 'primary' | 'secondary' | 'danger' | 'ghost';
@@ -76,6 +41,17 @@ export function Spinner({ label = 'Loading…' }: { label?: string }) {
   );
 }
 
+/**
+ * Whether trying the same request again could succeed: a network failure, a server error, a timeout or a
+ * rate limit may pass later; any other refusal (403 forbidden, 404, 400, 409, a plan limit) answers the same
+ * way every time, so a "Retry" button would only repeat it.
+ */
+export function retryable(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return true;
+  // Status 0: the server could not be reached (api.ts).
+  return error.status === 0 || error.status >= 500 || error.status === 408 || error.status === 429;
+}
+
 export function ErrorBanner({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   if (!error) return null;
   const code = error instanceof ApiError ? error.code : undefined;
@@ -85,7 +61,7 @@ export function ErrorBanner({ error, onRetry }: { error: unknown; onRetry?: () =
         {code && <strong class="alert-code">{code}</strong>}
         <span>{errorMessage(error)}</span>
       </div>
-      {onRetry && (
+      {onRetry && retryable(error) && (
         <Button size="sm" onClick={onRetry}>
           Retry
         </Button>
@@ -128,7 +104,23 @@ export function Async<T>({
   return <>{children(state.data)}</>;
 }
 
-/** A modal on the native <dialog>: focus is trapped, Escape closes, focus returns where it was. */
+const FOCUSABLE =
+  'a[href], button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), ' +
+  'textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/** The elements Tab reaches inside `root`, in order (visible ones only). */
+function tabStops(root: HTMLElement): HTMLElement[] {
+  return [...root.querySelectorAll<HTMLElement>(FOCUSABLE)].filter(
+    (el) => el.tabIndex >= 0 && (el.offsetWidth > 0 || el.offsetHeight > 0 || el.getClientRects().length > 0),
+  );
+}
+
+/**
+ * A modal on the native <dialog>. Focus stays inside while it is open: Tab from the last control goes to the
+ * first and Shift+Tab from the first to the last (the browser alone would leave for its own toolbar). Escape
+ * or closing returns focus to the control that had it when the dialog opened, when that control is still
+ * on the page.
+ */
 export function Modal({
   title,
   onClose,
@@ -143,16 +135,40 @@ export function Modal({
   wide?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Read on the first render, before showModal moves focus into the dialog.
+  const [opener] = useState(() => (document.activeElement instanceof HTMLElement ? document.activeElement : null));
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
-    return () => d?.close();
+    return () => {
+      if (d?.open) d.close();
+      if (opener?.isConnected && opener !== document.body) opener.focus();
+    };
   }, []);
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key !== 'Tab' || !ref.current) return;
+    const stops = tabStops(ref.current);
+    if (stops.length === 0) {
+      e.preventDefault();
+      return;
+    }
+    const first = stops[0]!;
+    const last = stops[stops.length - 1]!;
+    const at = document.activeElement;
+    if (e.shiftKey && (at === first || at === ref.current || !ref.current.contains(at))) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && (at === last || !ref.current.contains(at))) {
+      e.preventDefault();
+      first.focus();
+    }
+  };
   return (
     <dialog
       ref={ref}
       class={`modal ${wide ? 'modal-wide' : ''}`}
       aria-label={title}
+      onKeyDown={onKeyDown}
       onCancel={(e) => {
         e.preventDefault();
         onClose();
@@ -261,22 +277,13 @@ export function TypedConfirm({
   onClose: () => void;
 }) {
   const [typed, setTyped] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   return (
     <Modal title={title} onClose={onClose}>
       <form
-        onSubmit={async (e) => {
+        onSubmit={(e) => {
+          if (typed === expected) return submit(onConfirm)(e);
           e.preventDefault();
-          if (typed !== expected) return;
-          setBusy(true);
-          setError(undefined);
-          try {
-            await onConfirm();
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
         }}
       >
         <div class="stack">
@@ -317,8 +324,7 @@ export function Confirm({
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   return (
     <Modal title={title} onClose={onClose}>
       <div class="stack">
@@ -326,19 +332,7 @@ export function Confirm({
         <FormError error={error} />
         <div class="row-end">
           <Button onClick={onClose}>Cancel</Button>
-          <Button
-            variant="danger"
-            busy={busy}
-            onClick={async () => {
-              setBusy(true);
-              try {
-                await onConfirm();
-              } catch (err) {
-                setError(err);
-                setBusy(false);
-              }
-            }}
-          >
+          <Button variant="danger" busy={busy} onClick={submit(onConfirm)}>
             {action}
           </Button>
         </div>
@@ -346,35 +340,6 @@ export function Confirm({
     </Modal>
   );
 }
-
-// Toasts: short confirmations of what just happened, announced to screen readers.
-interface Toast {
-  id: number;
-  text: string;
-  tone: 'ok' | 'error';
-}
-const ToastCtx = createContext<(text: string, tone?: 'ok' | 'error') => void>(() => {});
-export function ToastHost({ children }: { children: ComponentChildren }) {
-  const [toasts, setToasts] = useState<Toast[]>([]);
-  const push = useCallback((text: string, tone: 'ok' | 'error' = 'ok') => {
-    const id = Math.random();
-    setToasts((t) => [...t.slice(-1), { id, text, tone }]);
-    setTimeout(() => setToasts((t) => t.filter((x) => x.id !== id)), 3500);
-  }, []);
-  return (
-    <ToastCtx.Provider value={push}>
-      {children}
-      <div class="toasts" aria-live="polite">
-        {toasts.map((t) => (
-          <div key={t.id} class={`toast toast-${t.tone}`}>
-            {t.text}
-          </div>
-        ))}
-      </div>
-    </ToastCtx.Provider>
-  );
-}
-export const useToast = () => useContext(ToastCtx);
 
 export function PageHeader({
   title,

@@ -63,6 +63,16 @@ export async function openTab(browser: Browser, baseURL: string, width = 1280): 
   return { context, page, problems };
 }
 
+/**
+ * Signs the tab's browser in with `jwt` as the server would after a login (ADR 0014): the httpOnly,
+ * SameSite=Strict session cookie, shared by every tab of that browser context.
+ */
+export async function signIn(tab: Tab, baseURL: string, jwt: string): Promise<void> {
+  await tab.context.addCookies([
+    { name: 'svcenv_session', value: jwt, url: baseURL, httpOnly: true, sameSite: 'Strict' },
+  ]);
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(artifacts, { recursive: true });
   // From the top, so sticky headers sit where a person sees them.

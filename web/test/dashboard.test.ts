@@ -67,9 +67,12 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByText('No projects yet').waitFor();
-    // JWT in sessionStorage only (ADR 0006), never localStorage.
-    expect(await page.evaluate(() => localStorage.length)).toBe(0);
-    expect(await page.evaluate(() => sessionStorage.getItem('svcenv.session'))).toMatch(/^eyJ/);
+    // The session is an httpOnly cookie (ADR 0014): nothing in storage, nothing script can read.
+    expect(await page.evaluate(() => localStorage.length + sessionStorage.length)).toBe(0);
+    expect(await page.evaluate(() => document.cookie)).not.toContain('svcenv_session');
+    const [cookie] = (await context.cookies()).filter((c) => c.name === 'svcenv_session');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookie?.value).toMatch(/^eyJ/);
 
     await page.getByRole('button', { name: 'New project' }).click();
     await page.getByLabel('Name').fill('payments-api');
@@ -128,12 +131,14 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     const imp = page.getByRole('dialog', { name: 'Import variables' });
     await imp.getByLabel('Paste a .env file').fill('# shared\nDB_HOST=db.shared\nexport FEATURE_FLAGS="a,b c"\n');
     await imp.getByRole('checkbox', { name: 'staging' }).check();
-    await imp.getByLabel('Save as').selectOption('plain');
+    await imp.getByLabel('Save new keys as').selectOption('plain');
     const preview = imp.getByLabel('Preview');
     await expect.poll(() => preview.textContent()).toContain('dev1 new, 1 existing');
     await expect.poll(() => preview.textContent()).toContain('staging2 new, 0 existing');
     await imp.getByRole('button', { name: 'Save 2 variables' }).click();
-    await imp.getByText('2 created, 1 updated').waitFor();
+    // One line per environment, each key counted once (issue 18): DB_HOST is updated in dev, created in staging.
+    await imp.getByText('Saved into dev: 1 created, 1 updated.').waitFor();
+    await imp.getByText('Saved into staging: 2 created, 0 updated.').waitFor();
     await imp.getByRole('button', { name: 'Done' }).click();
     await expect.poll(() => page.getByTestId('value-FEATURE_FLAGS').textContent()).toBe('a,b c');
 
@@ -259,7 +264,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
 
     const guest = await openTab(browser, server.url, 390);
     await guest.page.goto(link!.replace(/^https?:\/\/[^/]+/, ''));
-    await guest.page.getByRole('heading', { name: "You're invited" }).waitFor();
+    await guest.page.getByRole('heading', { name: /^Join / }).waitFor(); // ADR 0012: the page names the workspace
     await guest.page.getByLabel('Your name').fill('Lin');
     await guest.page.getByLabel('Work email').fill(invitee);
     await guest.page.getByLabel('Password').fill('another good password');
@@ -317,6 +322,8 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByRole('alert').waitFor(); // a wrong code is refused with the server's message
     await page.getByLabel('Code from the app').fill(totp(secret));
     await page.getByRole('button', { name: 'Turn on' }).click();
+    // allTextContents does not wait: the codes list appears once the server has answered.
+    await page.getByTestId('backup-codes').waitFor();
     const codes = await page.getByTestId('backup-codes').locator('code').allTextContents();
     expect(codes).toHaveLength(10);
     await screenshot(page, 'two-factor-backup-codes');

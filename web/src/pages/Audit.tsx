@@ -1,7 +1,11 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, api } from '../api.js';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { type AuditFilters, collectAudit, EXPORT_MAX, listAudit } from '../api/audit.js';
+import { listMembers } from '../api/team.js';
+import { ApiError } from '../api.js';
+import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } from '../lib/audit.js';
 import { dateTime, relativeTime } from '../lib/format.js';
-import type { AuditEntry, Member, AuditPage as Page } from '../types.js';
+import { useToast } from '../toast.js';
+import type { AuditEntry, Member } from '../types.js';
 import { Button, Empty, ErrorBanner, PageHeader, Spinner } from '../ui.js';
 
 export function AuditPage() {
@@ -11,77 +15,208 @@ export function AuditPage() {
         title="Audit log"
         subtitle="Every access and change across the workspace; values are never recorded."
       />
-      <AuditView path="/workspace/audit" />
+      <AuditView />
     </>
   );
 }
 
-/** One audit log (workspace or project) with cursor pages and filters by action and actor. */
-export function AuditView({ path }: { path: string }) {
+interface Draft {
+  action: string;
+  actor: string;
+  /** Local days from the date inputs (YYYY-MM-DD) or "". */
+  from: string;
+  to: string;
+}
+const NO_FILTER: Draft = { action: '', actor: '', from: '', to: '' };
+
+/** The server-side filters (ADR 0015) for what the inputs hold; local days become instants. */
+const toFilters = (d: Draft): AuditFilters => ({
+  action: d.action || undefined,
+  actor: d.actor || undefined,
+  from: dayBound(d.from, 'from'),
+  to: dayBound(d.to, 'to'),
+});
+
+/** Hands a file to the browser. */
+function save(text: string, type: string, filename: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/**
+ * One audit log (a project's, or else the workspace's): newest first in cursor pages, filtered on the server by
+ * action, actor and dates (ADR 0015), actors by name, actions in words, and the filtered log exported as CSV or
+ * JSON. On a phone the table becomes one card per entry.
+ */
+export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: string; fileName?: string }) {
+  const toast = useToast();
   const [entries, setEntries] = useState<AuditEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>();
-  const [action, setAction] = useState('');
-  const [actor, setActor] = useState('');
+  const [draft, setDraft] = useState<Draft>(NO_FILTER);
   const [members, setMembers] = useState<Member[]>([]);
+  const [exporting, setExporting] = useState<{ format: 'csv' | 'json'; count: number } | null>(null);
+  // Answers to an older filter arriving late are dropped.
+  const seq = useRef(0);
+  const filters = useMemo(() => toFilters(draft), [draft]);
 
   const loadPage = async (from: string | null) => {
+    const my = ++seq.current;
     setLoading(true);
     setError(undefined);
     try {
-      const page = await api.get<Page>(path, { limit: '50', ...(from ? { cursor: from } : {}) });
+      const page = await listAudit(projectId, 50, from, filters);
+      if (my !== seq.current) return;
       setEntries((e) => (from ? [...e, ...page.logs] : page.logs));
-      setCursor(page.nextCursor);
+      setCursor(page.nextCursor || null);
     } catch (e) {
-      setError(e);
+      if (my === seq.current) setError(e);
     }
-    setLoading(false);
+    if (my === seq.current) setLoading(false);
   };
   useEffect(() => {
     void loadPage(null);
-    api
-      .get<{ members: Member[] }>('/workspace/members')
+  }, [projectId, filters]);
+  useEffect(() => {
+    listMembers()
       .then((r) => setMembers(r.members))
       .catch(() => setMembers([]));
-  }, [path]);
+  }, []);
 
-  const names = useMemo(() => new Map(members.map((m) => [m.id, m.name])), [members]);
-  const actions = useMemo(() => [...new Set(entries.map((e) => e.action))].sort(), [entries]);
-  const actors = useMemo(() => [...new Set(entries.map((e) => e.actorId ?? ''))].filter(Boolean), [entries]);
-  const shown = entries.filter((e) => (!action || e.action === action) && (!actor || e.actorId === actor));
+  // Actors to filter by: the workspace's members, and every other actor (tokens, former members) seen so far.
+  const [seen, setSeen] = useState<Map<string, string>>(new Map());
+  useEffect(() => {
+    setSeen((prev) => {
+      const next = new Map(prev);
+      for (const e of entries) if (e.actorId && !next.has(e.actorId)) next.set(e.actorId, actorLabel(e));
+      return next.size === prev.size ? prev : next;
+    });
+  }, [entries]);
+  const actors = useMemo(() => {
+    const list = new Map<string, string>(members.map((m) => [m.id, m.name]));
+    for (const [id, name] of seen) if (!list.has(id)) list.set(id, name);
+    return [...list].sort((a, b) => a[1].localeCompare(b[1]));
+  }, [members, seen]);
+  // Known actions first, then any other name the server sent (a newer server's), so each can be chosen.
+  const actions = useMemo(() => {
+    const names = new Set(Object.keys(ACTION_WORDS));
+    for (const e of entries) names.add(e.action);
+    if (draft.action) names.add(draft.action);
+    return [...names].sort((a, b) => actionLabel(a).localeCompare(actionLabel(b)));
+  }, [entries, draft.action]);
+
+  const filtered = draft.action || draft.actor || draft.from || draft.to;
+  const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
+
+  const exportAs = async (format: 'csv' | 'json') => {
+    setExporting({ format, count: 0 });
+    try {
+      const { entries: all, complete } = await collectAudit(projectId, filters, (count) =>
+        setExporting({ format, count }),
+      );
+      const day = new Date().toISOString().slice(0, 10);
+      const name = `svcenv-audit-${fileName}-${day}.${format}`;
+      if (format === 'csv') save(auditCsv(all), 'text/csv;charset=utf-8', name);
+      else save(auditJson(all), 'application/json', name);
+      toast(
+        complete
+          ? `Exported ${all.length} ${all.length === 1 ? 'entry' : 'entries'}`
+          : `Exported the newest ${EXPORT_MAX} entries; narrow the dates to export older ones`,
+      );
+    } catch (e) {
+      toast(e instanceof Error ? e.message : String(e), 'error');
+    }
+    setExporting(null);
+  };
 
   return (
-    <section class="panel">
-      <div class="toolbar">
+    <section class="panel audit">
+      <div class="toolbar audit-filters">
         <select
           class="input"
           aria-label="Filter by action"
-          value={action}
-          onChange={(e) => setAction(e.currentTarget.value)}
+          value={draft.action}
+          onChange={(e) => set({ action: e.currentTarget.value })}
         >
           <option value="">All actions</option>
           {actions.map((a) => (
-            <option key={a}>{a}</option>
+            <option key={a} value={a}>
+              {actionLabel(a)}
+            </option>
           ))}
         </select>
         <select
           class="input"
           aria-label="Filter by actor"
-          value={actor}
-          onChange={(e) => setActor(e.currentTarget.value)}
+          value={draft.actor}
+          onChange={(e) => set({ actor: e.currentTarget.value })}
         >
           <option value="">Everyone</option>
-          {actors.map((a) => (
-            <option key={a} value={a}>
-              {names.get(a) ?? `${a.slice(0, 8)}…`}
+          {actors.map(([id, name]) => (
+            <option key={id} value={id}>
+              {name}
             </option>
           ))}
         </select>
+        <label class="audit-date">
+          <span>From</span>
+          <input
+            class="input"
+            type="date"
+            aria-label="From date"
+            value={draft.from}
+            max={draft.to || undefined}
+            onChange={(e) => set({ from: e.currentTarget.value })}
+          />
+        </label>
+        <label class="audit-date">
+          <span>To</span>
+          <input
+            class="input"
+            type="date"
+            aria-label="To date"
+            value={draft.to}
+            min={draft.from || undefined}
+            onChange={(e) => set({ to: e.currentTarget.value })}
+          />
+        </label>
+        {filtered && (
+          <Button size="sm" variant="ghost" onClick={() => setDraft(NO_FILTER)}>
+            Clear filters
+          </Button>
+        )}
         <div class="toolbar-spacer" />
-        <span class="muted small">
-          {shown.length} of {entries.length} loaded
-        </span>
+        <fieldset class="audit-export">
+          <legend class="sr-only">Export the filtered log</legend>
+          <Button
+            size="sm"
+            busy={exporting?.format === 'csv'}
+            disabled={exporting !== null}
+            onClick={() => exportAs('csv')}
+          >
+            Export CSV
+          </Button>
+          <Button
+            size="sm"
+            busy={exporting?.format === 'json'}
+            disabled={exporting !== null}
+            onClick={() => exportAs('json')}
+          >
+            Export JSON
+          </Button>
+          {exporting && exporting.count > 0 && (
+            <span class="muted small" role="status">
+              {exporting.count} entries…
+            </span>
+          )}
+        </fieldset>
       </div>
       {error instanceof ApiError && error.status === 403 ? (
         <Empty title="Only for Owners">
@@ -92,13 +227,11 @@ export function AuditView({ path }: { path: string }) {
       ) : null}
       {!error && entries.length === 0 && loading ? (
         <Spinner />
-      ) : !error && shown.length === 0 ? (
-        <Empty title="No entries">
-          {entries.length ? 'Nothing matches these filters on the loaded pages.' : 'Nothing has happened yet.'}
-        </Empty>
-      ) : (
+      ) : !error && entries.length === 0 ? (
+        <Empty title="No entries">{filtered ? 'Nothing matches these filters.' : 'Nothing has happened yet.'}</Empty>
+      ) : error ? null : (
         <div class="table-wrap">
-          <table class="table audit-table">
+          <table class="table audit-table table-cards">
             <thead>
               <tr>
                 <th>When</th>
@@ -108,21 +241,23 @@ export function AuditView({ path }: { path: string }) {
               </tr>
             </thead>
             <tbody>
-              {shown.map((e) => (
-                <tr key={e.id}>
-                  <td class="small" title={dateTime(e.createdAt)}>
+              {entries.map((e) => (
+                <tr key={e.id} data-testid="audit-row">
+                  <td class="small" data-label="When" title={dateTime(e.createdAt)}>
                     {relativeTime(e.createdAt)}
                   </td>
-                  <td>
-                    <code class="action">{e.action}</code>
+                  <td data-label="Action">
+                    <span class="action" title={e.action}>
+                      {actionLabel(e.action)}
+                    </span>
                   </td>
-                  <td>
+                  <td data-label="Target">
                     {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
                     {e.detail != null && <div class="muted small audit-detail">{detailText(e.detail)}</div>}
+                    {!e.targetEnv && !e.targetKey && e.detail == null && <span class="muted">—</span>}
                   </td>
-                  <td>
-                    {(e.actorId && names.get(e.actorId)) ?? (e.actorId ? `${e.actorId.slice(0, 8)}…` : '—')}
-                    <span class="muted small"> · {e.actorType}</span>
+                  <td data-label="Actor" data-testid="audit-actor">
+                    {actorLabel(e)}
                   </td>
                 </tr>
               ))}
@@ -130,13 +265,20 @@ export function AuditView({ path }: { path: string }) {
           </table>
         </div>
       )}
-      {cursor && (
-        <div class="row-center">
+      <div class="row-center audit-more">
+        {!error && entries.length > 0 && (
+          <span class="muted small">
+            {entries.length} {entries.length === 1 ? 'entry' : 'entries'}
+            {filtered ? ' matching' : ''}
+            {cursor ? ' shown' : ''}
+          </span>
+        )}
+        {cursor && (
           <Button busy={loading} onClick={() => loadPage(cursor)}>
             Load older entries
           </Button>
-        </div>
-      )}
+        )}
+      </div>
     </section>
   );
 }

@@ -1,11 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, getToken, setToken } from '../api.js';
+import { login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
+import { setToken } from '../api.js';
+import { useSubmit } from '../hooks.js';
+import { afterLogin } from '../lib/next.js';
 import { navigate } from '../router.js';
-import type { SessionUser } from '../types.js';
 import { Button, ErrorBanner, Field, FormError, Link, Spinner } from '../ui.js';
-
-type LoginResult = { token: string; user: SessionUser } | { mfaRequired: true; mfaToken: string };
 
 export function AuthCard({
   title,
@@ -32,32 +32,20 @@ export function AuthCard({
 }
 
 /** Login, then the two-factor step when the account has it (spec: mfaRequired → verify-mfa). */
-export function LoginForm({ next = '/projects' }: { next?: string }) {
-  const [email, setEmail] = useState('');
+export function LoginForm({ next = '/projects', email: invited = '' }: { next?: string; email?: string }) {
+  const [email, setEmail] = useState(invited);
   const [password, setPassword] = useState('');
   const [mfaToken, setMfaToken] = useState<string | null>(null);
   const [code, setCode] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, submit } = useSubmit();
+  const signedIn = (token: string) => {
+    setToken(token);
+    navigate(next, true);
+  };
 
   if (mfaToken) {
     return (
-      <form
-        class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            const res = await api.post<{ token: string }>('/auth/verify-mfa', { mfaToken, code }, { auth: false });
-            setToken(res.token);
-            navigate(next, true);
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
-        }}
-      >
+      <form class="stack" onSubmit={submit(async () => signedIn((await verifyMfa({ mfaToken, code })).token))}>
         <p class="muted">Enter the 6-digit code from your authenticator app, or one of your backup codes.</p>
         <Field label="Authentication code" name="code" error={error}>
           <input
@@ -92,24 +80,11 @@ export function LoginForm({ next = '/projects' }: { next?: string }) {
   return (
     <form
       class="stack"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        try {
-          const res = await api.post<LoginResult>('/auth/login', { email, password }, { auth: false });
-          if ('mfaRequired' in res) {
-            setMfaToken(res.mfaToken);
-            setBusy(false);
-          } else {
-            setToken(res.token);
-            navigate(next, true);
-          }
-        } catch (err) {
-          setError(err);
-          setBusy(false);
-        }
-      }}
+      onSubmit={submit(async () => {
+        const res = await login({ email, password });
+        if ('mfaRequired' in res) setMfaToken(res.mfaToken);
+        else signedIn(res.token);
+      })}
     >
       <Field label="Email" name="email" error={error}>
         <input
@@ -142,28 +117,20 @@ export function LoginForm({ next = '/projects' }: { next?: string }) {
   );
 }
 
-export function SignupForm({ next = '/projects' }: { next?: string }) {
+/** `email`: pre-filled from an invite (the invited address must be the account's, D17). */
+export function SignupForm({ next = '/projects', email: invited = '' }: { next?: string; email?: string }) {
   const [name, setName] = useState('');
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(invited);
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   return (
     <form
       class="stack"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        try {
-          const res = await api.post<{ token: string }>('/auth/signup', { name, email, password }, { auth: false });
-          setToken(res.token);
-          navigate(next, true);
-        } catch (err) {
-          setError(err);
-          setBusy(false);
-        }
-      }}
+      onSubmit={submit(async () => {
+        const res = await signup({ name, email, password });
+        setToken(res.token);
+        navigate(next, true);
+      })}
     >
       <Field label="Your name" name="name" error={error}>
         <input
@@ -208,10 +175,19 @@ export function SignupForm({ next = '/projects' }: { next?: string }) {
   );
 }
 
-export function LoginPage() {
+/** `reset=done`: arrived from a finished password reset (pages/ResetPassword.tsx, D54). */
+export function LoginPage({ notice, next }: { notice?: string | null; next?: string | null }) {
   return (
     <AuthCard title="Welcome back" subtitle="Log in to manage your configuration and secrets.">
-      <LoginForm />
+      {notice === 'done' && (
+        <div class="alert alert-ok" role="status">
+          Your password has been changed and every session signed out. Log in with the new password.
+        </div>
+      )}
+      <LoginForm next={afterLogin(next ?? null)} />
+      <p class="auth-alt">
+        <Link to="/forgot-password">Forgot password?</Link>
+      </p>
       <p class="auth-alt">
         New to svcenv? <Link to="/signup">Create an account</Link>
       </p>
@@ -243,8 +219,7 @@ export function VerifyEmailPage({
   const [state, setState] = useState<{ done?: boolean; error?: unknown }>({});
   useEffect(() => {
     if (!token) return;
-    api
-      .post('/auth/verify-email', { token }, { auth: false })
+    verifyEmail(token)
       .then(() => {
         setState({ done: true });
         onVerified();
@@ -269,76 +244,6 @@ export function VerifyEmailPage({
       ) : (
         <Spinner label="Verifying…" />
       )}
-    </AuthCard>
-  );
-}
-
-/**
- * `/invite?token=...` from the invite email (D17): the invitee logs in or signs up with the invited
- * address, then accepts; the new JWT is scoped to the workspace they joined.
- */
-export function InvitePage({ token }: { token: string | null }) {
-  const signedIn = !!getToken();
-  const [mode, setMode] = useState<'signup' | 'login'>('signup');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const here = `/invite?token=${encodeURIComponent(token ?? '')}`;
-  if (!token) {
-    return (
-      <AuthCard title="Join a workspace">
-        <ErrorBanner error={new Error('This invite link has no token. Open the link from the email again.')} />
-      </AuthCard>
-    );
-  }
-  if (!signedIn) {
-    return (
-      <AuthCard
-        title="You're invited"
-        subtitle="Sign up (or log in) with the email address the invite was sent to, then join the workspace."
-      >
-        <div class="seg" role="tablist">
-          <button type="button" role="tab" aria-selected={mode === 'signup'} onClick={() => setMode('signup')}>
-            Sign up
-          </button>
-          <button type="button" role="tab" aria-selected={mode === 'login'} onClick={() => setMode('login')}>
-            Log in
-          </button>
-        </div>
-        {mode === 'signup' ? <SignupForm next={here} /> : <LoginForm next={here} />}
-      </AuthCard>
-    );
-  }
-  return (
-    <AuthCard title="Join the workspace" subtitle="Accept the invitation to see the projects you are given access to.">
-      <div class="stack">
-        <FormError error={error} />
-        <Button
-          variant="primary"
-          busy={busy}
-          onClick={async () => {
-            setBusy(true);
-            setError(undefined);
-            try {
-              const res = await api.post<{ token: string; workspaceName: string }>('/auth/accept-invite', { token });
-              setToken(res.token);
-              navigate('/projects', true);
-            } catch (err) {
-              setError(err);
-              setBusy(false);
-            }
-          }}
-        >
-          Accept invitation
-        </Button>
-        <Button
-          variant="ghost"
-          onClick={() => {
-            setToken(null);
-          }}
-        >
-          Use a different account
-        </Button>
-      </div>
     </AuthCard>
   );
 }

@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, seg } from '../api.js';
+import { diffEnvs } from '../api/envs.js';
+import { listVars } from '../api/variables.js';
 import { type DiffRow, diffRows, diffSummary } from '../lib/diff.js';
-import type { DiffResponse, Environment, Project, Variable } from '../types.js';
+import { displayValue } from '../lib/mask.js';
+import type { Environment, Project, Variable } from '../types.js';
 import { Empty, ErrorBanner, Spinner } from '../ui.js';
 
 const LABEL: Record<DiffRow['status'], string> = {
@@ -13,7 +15,7 @@ const LABEL: Record<DiffRow['status'], string> = {
 
 function cell(v: Variable | undefined) {
   if (!v) return <span class="muted">—</span>;
-  return <code>{v.value === '***' ? '••••••••' : v.value}</code>;
+  return <code>{displayValue(v.value)}</code>;
 }
 
 /** Two environments side by side: the server's diff (real values compared) with the masked listings. */
@@ -27,16 +29,20 @@ export function CompareView({ project, envs }: { project: Project; envs: Environ
     if (!a || !b) return;
     setRows(null);
     setError(undefined);
-    const base = `/projects/${seg(project.id)}`;
-    Promise.all([
-      api.get<DiffResponse>(`${base}/diff`, { env: [a, b] }),
-      api.get<{ vars: Variable[] }>(`${base}/envs/${seg(a)}/vars`),
-      api.get<{ vars: Variable[] }>(`${base}/envs/${seg(b)}/vars`),
-    ])
+    Promise.all([diffEnvs(project.id, a, b), listVars(project.id, a), listVars(project.id, b)])
       .then(([d, va, vb]) => setRows(diffRows(d, va.vars, vb.vars)))
       .catch(setError);
   }, [a, b, project.id]);
-  if (envs.length < 2) return <Empty title="Nothing to compare">Add a second environment to compare them.</Empty>;
+  if (envs.length < 2) {
+    // `envs` are the environments the user may read (D57): a second one may exist but be closed to them.
+    return (
+      <Empty title="Nothing to compare">
+        {project.access.admin
+          ? 'Add a second environment to compare them.'
+          : 'Comparing needs read access to two environments; a project Admin can grant it.'}
+      </Empty>
+    );
+  }
   const summary = rows ? diffSummary(rows) : null;
   const visible = rows?.filter((r) => !hideSame || r.status !== 'same') ?? [];
   return (

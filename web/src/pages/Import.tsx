@@ -1,12 +1,30 @@
+import { CONTEXT_KEYS } from '@svcenv/contract/constants';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, seg } from '../api.js';
+import { listVars, upsertVars } from '../api/variables.js';
+import { useSubmit } from '../hooks.js';
 import { previewDotenv } from '../lib/dotenv-preview.js';
+import { isMasked } from '../lib/mask.js';
+import { useToast } from '../toast.js';
 import type { Environment, Project, Variable } from '../types.js';
-import { Button, FormError, Modal, Pill, useToast } from '../ui.js';
+import { Button, FormError, Modal, Pill } from '../ui.js';
+
+/** D28a: what a pull or export appends; a pulled file pasted back must not store them (as `svcenv push`). */
+const CONTEXT: ReadonlySet<string> = new Set(CONTEXT_KEYS);
+
+type VarType = Variable['type'];
+/** Per environment, each existing key's (plain) value, null when masked, and its type. */
+type Existing = Map<string, Map<string, { value: string | null; type: VarType }>>;
+/** What one environment's save answered: the server's own lists, or why it failed. */
+type EnvResult = { env: string; created: string[]; updated: string[] } | { env: string; error: unknown };
 
 /**
  * Paste or upload a .env file and bulk-save it into one or several environments. The preview shows what
  * each environment gets before anything is sent; the server's own created/updated lists are shown after.
+ *
+ * Nothing changes silently (issue 18): existing keys keep their type unless the user ticks the box that
+ * changes them (and the preview names each key whose type would change); each environment is saved by its
+ * own request, so every key keeps its type per environment and every summary line is exactly that
+ * environment's answer, a key counted once, as created or as updated. The context variables are left out.
  */
 export function ImportModal({
   project,
@@ -24,41 +42,86 @@ export function ImportModal({
   const toast = useToast();
   const [text, setText] = useState('');
   const [targets, setTargets] = useState<string[]>([defaultEnv]);
-  const [type, setType] = useState<Variable['type']>('secret');
-  const [existing, setExisting] = useState(new Map<string, Map<string, string | null>>());
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [result, setResult] = useState<{ created: string[]; updated: string[] } | null>(null);
+  const [type, setType] = useState<VarType>('secret');
+  const [retype, setRetype] = useState(false);
+  const [existing, setExisting] = useState<Existing>(new Map());
+  const { busy, error, setError, submit } = useSubmit();
+  const [result, setResult] = useState<EnvResult[] | null>(null);
 
   // The current keys of each chosen environment (masked listing: a secret's value counts as changed).
   useEffect(() => {
     for (const env of targets) {
       if (existing.has(env)) continue;
-      api
-        .get<{ vars: Variable[] }>(`/projects/${seg(project.id)}/envs/${seg(env)}/vars`)
+      listVars(project.id, env)
         .then((r) =>
           setExisting((m) =>
-            new Map(m).set(env, new Map(r.vars.map((v) => [v.key, v.value === '***' ? null : v.value]))),
+            new Map(m).set(
+              env,
+              new Map(r.vars.map((v) => [v.key, { value: isMasked(v.value) ? null : v.value, type: v.type }])),
+            ),
           ),
         )
         .catch(setError);
     }
   }, [targets, existing, project.id]);
 
-  const preview = useMemo(
-    () => (text.trim() ? previewDotenv(text, targets, existing) : null),
-    [text, targets, existing],
+  const values = useMemo(
+    () => new Map([...existing].map(([env, m]) => [env, new Map([...m].map(([k, v]) => [k, v.value]))])),
+    [existing],
   );
+  const parsed = useMemo(() => (text.trim() ? previewDotenv(text, targets, values) : null), [text, targets, values]);
+  // The context keys of a pulled file are dropped before anything else looks at the items.
+  const skipped = parsed?.ok ? parsed.items.filter((i) => CONTEXT.has(i.key)).map((i) => i.key) : [];
+  const preview = useMemo(() => {
+    if (!parsed?.ok || skipped.length === 0) return parsed;
+    const keep = (k: string) => !CONTEXT.has(k);
+    const items = parsed.items.filter((i) => keep(i.key));
+    if (items.length === 0) {
+      return {
+        ok: false as const,
+        error: `Only svcenv's context variables (${skipped.join(', ')}): nothing to import.`,
+      };
+    }
+    return {
+      ok: true as const,
+      items,
+      envs: parsed.envs.map((p) => ({
+        env: p.env,
+        created: p.created.filter(keep),
+        updated: p.updated.filter(keep),
+        unchanged: p.unchanged.filter(keep),
+      })),
+    };
+  }, [parsed]);
+  /** The type each key is saved with in `env`: its own unless the user chose to change existing ones. */
+  const typeIn = (env: string, key: string): VarType => (!retype && existing.get(env)?.get(key)?.type) || type;
+  /** Existing keys whose type the save would change, per environment. */
+  const retyped = (env: string) =>
+    preview?.ok
+      ? preview.items
+          .map((i) => ({ key: i.key, from: existing.get(env)?.get(i.key)?.type }))
+          .filter((c): c is { key: string; from: VarType } => c.from !== undefined && c.from !== typeIn(env, c.key))
+      : [];
 
   return (
     <Modal title="Import variables" onClose={onClose} wide>
       {result ? (
         <div class="stack">
-          <div class="alert alert-ok" role="status">
-            Saved into {targets.join(', ')}: {result.created.length} created, {result.updated.length} updated.
-          </div>
-          <KeyList label="Created" keys={result.created} tone="ok" />
-          <KeyList label="Updated" keys={result.updated} tone="info" />
+          {result.map((r) =>
+            'error' in r ? (
+              <div key={r.env} class="alert alert-error" role="alert">
+                Nothing saved into {r.env}: {r.error instanceof Error ? r.error.message : String(r.error)}
+              </div>
+            ) : (
+              <div key={r.env} class="stack-tight" data-testid={`import-result-${r.env}`}>
+                <div class="alert alert-ok" role="status">
+                  Saved into {r.env}: {r.created.length} created, {r.updated.length} updated.
+                </div>
+                <KeyList label="Created" keys={r.created} tone="ok" />
+                <KeyList label="Updated" keys={r.updated} tone="info" />
+              </div>
+            ),
+          )}
           <div class="row-end">
             <Button variant="primary" onClick={onClose}>
               Done
@@ -68,27 +131,29 @@ export function ImportModal({
       ) : (
         <form
           class="stack"
-          onSubmit={async (e) => {
-            e.preventDefault();
+          onSubmit={submit(async () => {
             if (!preview?.ok || targets.length === 0) return;
-            setBusy(true);
-            setError(undefined);
-            try {
-              const res = await api.post<{ created: string[]; updated: string[] }>(
-                `/projects/${seg(project.id)}/vars`,
-                {
-                  envs: targets,
-                  items: preview.items.map((i) => ({ ...i, type })),
-                },
-              );
-              setResult(res);
-              toast(`${res.created.length} created, ${res.updated.length} updated`);
-              await onSaved();
-            } catch (err) {
-              setError(err);
+            const out: EnvResult[] = [];
+            for (const env of targets) {
+              try {
+                const items = preview.items.map((i) => ({ ...i, type: typeIn(env, i.key) }));
+                const res = await upsertVars(project.id, { envs: [env], items });
+                out.push({ env, created: res.created, updated: res.updated });
+              } catch (e) {
+                // One environment refused (approval, protection): the others are still reported as saved.
+                out.push({ env, error: e });
+              }
             }
-            setBusy(false);
-          }}
+            setResult(out);
+            const failed = out.filter((r) => 'error' in r).length;
+            toast(
+              failed
+                ? `Import failed in ${failed} of ${out.length} environments`
+                : `Imported into ${targets.join(', ')}`,
+              failed ? 'error' : 'ok',
+            );
+            await onSaved();
+          })}
         >
           <div class="import-grid">
             <div class="stack">
@@ -136,11 +201,21 @@ export function ImportModal({
                 ))}
               </fieldset>
               <label class="field">
-                <span class="field-label">Save as</span>
-                <select class="input" value={type} onChange={(e) => setType(e.currentTarget.value as Variable['type'])}>
+                <span class="field-label">Save new keys as</span>
+                <select
+                  class="input"
+                  aria-label="Save new keys as"
+                  value={type}
+                  onChange={(e) => setType(e.currentTarget.value as VarType)}
+                >
                   <option value="secret">secret (masked)</option>
                   <option value="plain">plain</option>
                 </select>
+                <span class="field-hint">Existing keys keep their own type.</span>
+              </label>
+              <label class="check">
+                <input type="checkbox" checked={retype} onChange={() => setRetype(!retype)} />
+                Also make existing keys {type}
               </label>
             </div>
           </div>
@@ -148,6 +223,12 @@ export function ImportModal({
             <div class="alert alert-error" role="alert">
               {preview.error}
             </div>
+          )}
+          {skipped.length > 0 && preview?.ok && (
+            <p class="note" data-testid="import-skipped">
+              Left out {skipped.join(', ')}: svcenv adds {skipped.length === 1 ? 'it' : 'them'} to every pull and export
+              of the environment (as <code>svcenv push</code> does).
+            </p>
           )}
           {preview?.ok && (
             <section class="preview" aria-label="Preview">
@@ -163,6 +244,7 @@ export function ImportModal({
                   <KeyList label="New" keys={p.created} tone="ok" />
                   <KeyList label="Updated" keys={p.updated} tone="info" />
                   <KeyList label="Unchanged" keys={p.unchanged} tone="neutral" />
+                  <TypeChanges changes={retyped(p.env)} to={type} />
                 </div>
               ))}
             </section>
@@ -178,6 +260,18 @@ export function ImportModal({
         </form>
       )}
     </Modal>
+  );
+}
+
+/** The existing keys whose type the save changes; making a secret plain exposes it, so that is a warning. */
+function TypeChanges({ changes, to }: { changes: { key: string; from: VarType }[]; to: VarType }) {
+  if (changes.length === 0) return null;
+  return (
+    <div class={`alert ${to === 'plain' ? 'alert-warn' : 'alert-info'} type-changes`} role="note">
+      {changes.length} existing key{changes.length === 1 ? '' : 's'} become{changes.length === 1 ? 's' : ''} {to}:{' '}
+      {changes.map((c) => c.key).join(', ')}
+      {to === 'plain' && '. Their values will be shown unmasked to everyone who can read the environment.'}
+    </div>
   );
 }
 

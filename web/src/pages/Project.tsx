@@ -1,44 +1,51 @@
 import { useState } from 'preact/hooks';
-import { api, seg } from '../api.js';
-import { Icon } from '../icons.js';
+import { listEnvs } from '../api/envs.js';
+import { deleteProject, getProject, updateProject } from '../api/projects.js';
+import { ModalForm } from '../components/ModalForm.js';
+import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
+import { useAsync, useSubmit } from '../hooks.js';
+import { hiddenEnvsNote, readableEnvs } from '../lib/access.js';
 import { navigate } from '../router.js';
-import { isOwner, useSession } from '../session.js';
-import type { Environment, Project } from '../types.js';
-import {
-  Async,
-  Button,
-  ErrorBanner,
-  Field,
-  FormError,
-  Link,
-  Modal,
-  PageHeader,
-  Spinner,
-  TypedConfirm,
-  useAsync,
-  useToast,
-} from '../ui.js';
+import { useToast } from '../toast.js';
+import type { Project } from '../types.js';
+import { Async, Button, ErrorBanner, Field, Link, PageHeader, Spinner, TypedConfirm } from '../ui.js';
 import { AuditView } from './Audit.js';
 import { CompareView } from './Compare.js';
+import { ChangeRequestsView } from './change-requests/ChangeRequestsView.js';
+import { useOpenCounts } from './change-requests/open-counts.js';
+import { OverviewView } from './overview/OverviewView.js';
 import { ProjectMembers } from './ProjectMembers.js';
-import { ColorPicker } from './Projects.js';
-import { VariablesView } from './Variables.js';
+import { RevisionsView } from './revisions/RevisionsView.js';
+import { VariablesView } from './variables/VariablesView.js';
 
+/**
+ * `admin`: the tab needs project administration (members are managed by Owners and project Admins, D22;
+ * the project audit log is theirs too), so others never get a tab whose first request is refused.
+ */
 const TABS = [
-  { id: 'vars', label: 'Variables' },
-  { id: 'compare', label: 'Compare' },
-  { id: 'members', label: 'Members' },
-  { id: 'audit', label: 'Audit log' },
+  { id: 'vars', label: 'Variables', admin: false },
+  { id: 'overview', label: 'Overview', admin: false },
+  { id: 'compare', label: 'Compare', admin: false },
+  { id: 'revisions', label: 'Revisions', admin: false },
+  { id: 'requests', label: 'Change requests', admin: false },
+  { id: 'members', label: 'Members', admin: true },
+  { id: 'audit', label: 'Audit log', admin: true },
 ] as const;
 
 export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; env: string | null }) {
-  const project = useAsync(() => api.get<Project>(`/projects/${seg(id)}`), [id]);
-  const envs = useAsync(() => api.get<{ envs: Environment[] }>(`/projects/${seg(id)}/envs`), [id]);
-  const { user } = useSession();
+  const project = useAsync(() => getProject(id), [id]);
+  const envs = useAsync(() => listEnvs(id), [id]);
   const [editing, setEditing] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const toast = useToast();
-  const current = TABS.find((t) => t.id === tab)?.id ?? 'vars';
+  const access = project.data?.access;
+  // Open change requests per readable environment (D47): the badge on the tab and on its environment tabs.
+  const open = useOpenCounts(
+    id,
+    project.data && envs.data ? readableEnvs(project.data, envs.data.envs).map((e) => e.name) : [],
+  );
+  const tabs = TABS.filter((t) => !t.admin || access?.admin);
+  const current = tabs.find((t) => t.id === tab)?.id ?? 'vars';
   const go = (t: string, e?: string | null) =>
     navigate(`/projects/${id}?tab=${t}${e ? `&env=${encodeURIComponent(e)}` : ''}`, true);
 
@@ -66,11 +73,23 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
             {p.name}
           </span>
         }
-        subtitle={p.desc || undefined}
+        subtitle={
+          <>
+            {/* D48: the slug names the project in the CLI (--project) and in cross-project references. */}
+            <code
+              class="project-slug"
+              title="Slug: use it with --project and in ${slug.env.KEY}"
+              data-testid="project-slug"
+            >
+              {p.slug}
+            </code>
+            {p.desc ? ` · ${p.desc}` : ''}
+          </>
+        }
         actions={
           <>
-            <Button onClick={() => setEditing(true)}>Edit project</Button>
-            {isOwner(user) && (
+            {p.access.admin && <Button onClick={() => setEditing(true)}>Edit project</Button>}
+            {p.access.owner && (
               <Button variant="danger" onClick={() => setDeleting(true)}>
                 Delete
               </Button>
@@ -79,7 +98,7 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
         }
       />
       <div class="tabs" role="tablist" aria-label="Project sections">
-        {TABS.map((t) => (
+        {tabs.map((t) => (
           <button
             type="button"
             role="tab"
@@ -89,28 +108,71 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
             onClick={() => go(t.id, env)}
           >
             {t.label}
+            {t.id === 'requests' && open.total > 0 && (
+              <span class="count-badge" data-testid="open-requests" title="Open change requests">
+                {open.total}
+              </span>
+            )}
           </button>
         ))}
       </div>
       <Async state={envs}>
-        {({ envs: list }) => (
-          <div role="tabpanel">
-            {current === 'vars' && (
-              <VariablesView
-                project={p}
-                envs={list}
-                env={env && list.some((e) => e.name === env) ? env : (list[0]?.name ?? null)}
-                onEnv={(e) => go('vars', e)}
-                onEnvsChanged={async () => {
-                  await Promise.all([envs.reload(), project.reload()]);
-                }}
-              />
-            )}
-            {current === 'compare' && <CompareView project={p} envs={list} />}
-            {current === 'members' && <ProjectMembers project={p} envs={list} />}
-            {current === 'audit' && <AuditView path={`/projects/${p.id}/audit`} />}
-          </div>
-        )}
+        {({ envs: all }) => {
+          // Environments the user cannot even read are not offered (D57); a note says they exist.
+          const list = readableEnvs(p, all);
+          const hidden = hiddenEnvsNote(p, all);
+          return (
+            <div role="tabpanel">
+              {hidden && current !== 'members' && current !== 'audit' && (
+                <p class="note" data-testid="hidden-envs">
+                  {hidden}
+                </p>
+              )}
+              {current === 'vars' && (
+                <VariablesView
+                  project={p}
+                  envs={list}
+                  env={env && list.some((e) => e.name === env) ? env : (list[0]?.name ?? null)}
+                  onEnv={(e) => go('vars', e)}
+                  onEnvsChanged={async () => {
+                    await Promise.all([envs.reload(), project.reload()]);
+                  }}
+                />
+              )}
+              {current === 'overview' && <OverviewView project={p} envs={list} />}
+              {current === 'compare' && <CompareView project={p} envs={list} />}
+              {current === 'revisions' && (
+                <RevisionsView
+                  project={p}
+                  envs={list}
+                  env={env && list.some((e) => e.name === env) ? env : (list[0]?.name ?? null)}
+                  onEnv={(e) => go('revisions', e)}
+                  onRolledBack={(e, res, target) => {
+                    // The restored variables are the confirmation: show them, with the revision it made.
+                    toast(
+                      res.created.length + res.updated.length + res.deleted.length === 0
+                        ? `${e} already matched revision ${target}; nothing changed`
+                        : `${e} rolled back to revision ${target}: now revision ${res.revision}`,
+                    );
+                    go('vars', e);
+                  }}
+                />
+              )}
+              {current === 'requests' && (
+                <ChangeRequestsView
+                  project={p}
+                  envs={list}
+                  env={env && list.some((e) => e.name === env) ? env : (list[0]?.name ?? null)}
+                  onEnv={(e) => go('requests', e)}
+                  counts={open.counts}
+                  onApplied={(e) => go('vars', e)}
+                />
+              )}
+              {current === 'members' && <ProjectMembers project={p} envs={all} />}
+              {current === 'audit' && <AuditView projectId={p.id} fileName={p.slug} />}
+            </div>
+          );
+        }}
       </Async>
       {editing && (
         <EditProject
@@ -136,7 +198,7 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
           }
           onClose={() => setDeleting(false)}
           onConfirm={async () => {
-            await api.del(`/projects/${seg(p.id)}`);
+            await deleteProject(p.id);
             toast(`Project ${p.name} deleted`);
             navigate('/projects', true);
           }}
@@ -155,146 +217,34 @@ function EditProject({
   onClose: () => void;
   onSaved: (p: Project) => void;
 }) {
-  const [name, setName] = useState(project.name);
-  const [desc, setDesc] = useState(project.desc ?? '');
-  const [color, setColor] = useState(project.color);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const [draft, setDraft] = useState<ProjectDraft>({
+    name: project.name,
+    desc: project.desc ?? '',
+    color: project.color,
+  });
+  const [slug, setSlug] = useState(project.slug);
+  const { busy, error, submit } = useSubmit();
   return (
-    <Modal title="Edit project" onClose={onClose}>
-      <form
-        class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            onSaved(await api.patch<Project>(`/projects/${seg(project.id)}`, { name, desc, color }));
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
-        }}
-      >
-        <Field label="Name" name="name" error={error}>
-          <input
-            class="input"
-            name="name"
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-            required
-            autofocus
-          />
-        </Field>
-        <Field label="Description" name="desc" error={error}>
-          <input class="input" name="desc" value={desc} onInput={(e) => setDesc(e.currentTarget.value)} />
-        </Field>
-        <Field label="Colour" name="color" error={error}>
-          <ColorPicker value={color} onChange={setColor} />
-        </Field>
-        <FormError error={error} fields={['name', 'desc', 'color']} />
-        <div class="row-end">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy}>
-            Save
-          </Button>
-        </div>
-      </form>
-    </Modal>
-  );
-}
-
-/** Environment tabs in their colours, with the protected lock, and the add button. */
-export function EnvTabs({
-  envs,
-  current,
-  onSelect,
-  onAdd,
-}: {
-  envs: Environment[];
-  current: string | null;
-  onSelect: (e: string) => void;
-  onAdd?: () => void;
-}) {
-  return (
-    <div class="env-tabs" role="tablist" aria-label="Environments">
-      {envs.map((e) => (
-        <button
-          type="button"
-          role="tab"
-          key={e.name}
-          aria-selected={current === e.name}
-          class="env-tab"
-          style={{ borderColor: current === e.name ? e.color : 'transparent' }}
-          onClick={() => onSelect(e.name)}
-        >
-          <span class="env-dot" style={{ background: e.color }} aria-hidden="true" />
-          {e.name}
-          {e.protected && (
-            <span class="protected-badge" title="Protected: Developers have no access by default">
-              <Icon name="lock" size={10} />
-              protected
-            </span>
-          )}
-        </button>
-      ))}
-      {onAdd && (
-        <button type="button" class="env-tab env-add" onClick={onAdd}>
-          + Add environment
-        </button>
+    <ModalForm
+      title="Edit project"
+      onClose={onClose}
+      onSubmit={submit(async () =>
+        onSaved(await updateProject(project.id, { ...draft, ...(slug !== project.slug ? { slug } : {}) })),
       )}
-    </div>
-  );
-}
-
-export function AddEnv({
-  project,
-  onClose,
-  onAdded,
-}: {
-  project: Project;
-  onClose: () => void;
-  onAdded: (name: string) => void;
-}) {
-  const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  return (
-    <Modal title="Add environment" onClose={onClose}>
-      <form
-        class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            await api.post(`/projects/${seg(project.id)}/envs`, { name });
-            onAdded(name);
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
-        }}
+      busy={busy}
+      error={error}
+      fields={['name', 'desc', 'color', 'slug']}
+      submitLabel="Save"
+    >
+      <ProjectFields draft={draft} onChange={(patch) => setDraft((d) => ({ ...d, ...patch }))} error={error} />
+      <Field
+        label="Slug"
+        name="slug"
+        error={error}
+        hint="Lower-case letters, digits and -; what --project and ${slug.env.KEY} use. Renaming breaks both."
       >
-        <Field label="Name" name="name" error={error} hint="Lower-case letters, digits, - and _, e.g. preview or qa.">
-          <input
-            class="input mono"
-            name="name"
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-            required
-            pattern="[a-z0-9_\-]{1,64}"
-            autofocus
-          />
-        </Field>
-        <FormError error={error} fields={['name']} />
-        <div class="row-end">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy}>
-            Add environment
-          </Button>
-        </div>
-      </form>
-    </Modal>
+        <input class="input mono" name="slug" value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
+      </Field>
+    </ModalForm>
   );
 }

@@ -1,7 +1,17 @@
 import { useState } from 'preact/hooks';
-import { ApiError, api, seg } from '../api.js';
-import type { Environment, EnvPermission, Member, Project, ProjectMember, ProjectRole } from '../types.js';
-import { Async, Button, Empty, ErrorBanner, useAsync, useToast } from '../ui.js';
+import {
+  clearEnvPermission,
+  listProjectMembers,
+  removeProjectMember,
+  setEnvPermission,
+  setProjectRole,
+} from '../api/project-members.js';
+import { listMembers } from '../api/team.js';
+import { ApiError } from '../api.js';
+import { useAsync } from '../hooks.js';
+import { useAction, useToast } from '../toast.js';
+import type { Environment, EnvPermission, Project, ProjectRole } from '../types.js';
+import { Async, Button, Empty, ErrorBanner } from '../ui.js';
 
 const ROLES: ProjectRole[] = ['Admin', 'Developer', 'Read-only'];
 
@@ -15,20 +25,17 @@ export function roleDefault(role: ProjectRole, isProtected: boolean): EnvPermiss
 /** Project roles and per-environment overrides as a grid (D22); Owners and project Admins only. */
 export function ProjectMembers({ project, envs }: { project: Project; envs: Environment[] }) {
   const toast = useToast();
-  const base = `/projects/${seg(project.id)}/members`;
-  const state = useAsync(() => api.get<{ members: ProjectMember[] }>(base), [base]);
-  const ws = useAsync(() => api.get<{ members: Member[] }>('/workspace/members').catch(() => ({ members: [] })), []);
+  const act = useAction();
+  const state = useAsync(() => listProjectMembers(project.id), [project.id]);
+  const ws = useAsync(() => listMembers().catch(() => ({ members: [] })), []);
   const [addUser, setAddUser] = useState('');
   const [addRole, setAddRole] = useState<ProjectRole>('Developer');
-  const run = async (f: () => Promise<unknown>, msg: string) => {
-    try {
+  const run = (f: () => Promise<unknown>, msg: string) =>
+    act(async () => {
       await f();
       await state.reload();
       toast(msg);
-    } catch (e) {
-      toast(e instanceof Error ? e.message : String(e), 'error');
-    }
-  };
+    });
   if (state.error instanceof ApiError && state.error.status === 403) {
     return <ErrorBanner error={new Error('Only workspace Owners and project Admins can manage project members.')} />;
   }
@@ -76,7 +83,7 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                               value={m.role}
                               onChange={(e) =>
                                 run(
-                                  () => api.put(`${base}/${seg(m.userId)}`, { role: e.currentTarget.value }),
+                                  () => setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole),
                                   `${m.name} is now ${e.currentTarget.value}`,
                                 )
                               }
@@ -96,10 +103,12 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                                   aria-label={`${m.name} on ${e.name}`}
                                   value={override ?? ''}
                                   onChange={(ev) => {
-                                    const v = ev.currentTarget.value;
-                                    const path = `${base}/${seg(m.userId)}/envs/${seg(e.name)}`;
+                                    const v = ev.currentTarget.value as EnvPermission | '';
                                     void run(
-                                      () => (v ? api.put(path, { permission: v }) : api.del(path)),
+                                      () =>
+                                        v
+                                          ? setEnvPermission(project.id, m.userId, e.name, v)
+                                          : clearEnvPermission(project.id, m.userId, e.name),
                                       `${m.name} on ${e.name}: ${v || `default (${def})`}`,
                                     );
                                   }}
@@ -118,7 +127,10 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                               variant="ghost"
                               class="danger-text"
                               onClick={() =>
-                                run(() => api.del(`${base}/${seg(m.userId)}`), `${m.name} removed from ${project.name}`)
+                                run(
+                                  () => removeProjectMember(project.id, m.userId),
+                                  `${m.name} removed from ${project.name}`,
+                                )
                               }
                             >
                               Remove
@@ -138,7 +150,7 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                   onSubmit={(e) => {
                     e.preventDefault();
                     if (!addUser) return;
-                    void run(() => api.put(`${base}/${seg(addUser)}`, { role: addRole }), 'Member added').then(() =>
+                    void run(() => setProjectRole(project.id, addUser, addRole), 'Member added').then(() =>
                       setAddUser(''),
                     );
                   }}

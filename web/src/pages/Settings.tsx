@@ -1,22 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, setToken } from '../api.js';
+import { changePassword, disableMfa, enableMfa, regenerateBackupCodes, setupMfa, updateMe } from '../api/account.js';
+import { getBilling, getConnections, getStats, renameWorkspace } from '../api/workspace.js';
+import { ApiError, setToken } from '../api.js';
+import { useAsync, useSubmit } from '../hooks.js';
 import { relativeTime } from '../lib/format.js';
 import { navigate } from '../router.js';
 import { isOwner, useSession } from '../session.js';
-import type { BackupCodes, Billing, Connections, MfaSetup, Stats } from '../types.js';
-import {
-  Async,
-  Button,
-  CopyButton,
-  ErrorBanner,
-  Field,
-  FormError,
-  PageHeader,
-  Pill,
-  Spinner,
-  useAsync,
-  useToast,
-} from '../ui.js';
+import { useToast } from '../toast.js';
+import type { MfaSetup } from '../types.js';
+import { Async, Button, CopyButton, ErrorBanner, Field, FormError, PageHeader, Pill, Spinner } from '../ui.js';
 
 export function SettingsPage() {
   return (
@@ -47,25 +39,16 @@ function Profile() {
   const { user, refresh } = useSession();
   const toast = useToast();
   const [name, setName] = useState(user.name);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   return (
     <Card title="Profile">
       <form
         class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            await api.patch('/me', { name });
-            await refresh();
-            toast('Profile saved');
-          } catch (err) {
-            setError(err);
-          }
-          setBusy(false);
-        }}
+        onSubmit={submit(async () => {
+          await updateMe({ name });
+          await refresh();
+          toast('Profile saved');
+        })}
       >
         <Field label="Name" name="name" error={error}>
           <input class="input" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
@@ -91,27 +74,18 @@ function Password() {
   const toast = useToast();
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   return (
     <Card title="Password">
       <form
         class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            await api.post('/me/password', { currentPassword: current, newPassword: next });
-            // D9: a password change ends every earlier session, this one included.
-            toast('Password changed. Log in with the new password.');
-            setToken(null);
-            navigate('/login', true);
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
-        }}
+        onSubmit={submit(async () => {
+          await changePassword({ currentPassword: current, newPassword: next });
+          // D9: a password change ends every earlier session, this one included.
+          toast('Password changed. Log in with the new password.');
+          setToken(null);
+          navigate('/login', true);
+        })}
       >
         <Field label="Current password" name="currentPassword" error={error}>
           <input
@@ -162,8 +136,7 @@ function TwoFactor() {
   const [qr, setQr] = useState<string | null>(null);
   const [code, setCode] = useState('');
   const [codes, setCodes] = useState<{ list: string[]; relogin: boolean } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, submit } = useSubmit();
   const toast = useToast();
 
   useEffect(() => {
@@ -175,18 +148,12 @@ function TwoFactor() {
       .catch(setError);
   }, [setup]);
 
-  const submit = (fn: () => Promise<void>) => async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+  /** Every step takes the code typed above; it is cleared once the step succeeds. */
+  const withCode = (fn: () => Promise<void>) =>
+    submit(async () => {
       await fn();
       setCode('');
-    } catch (err) {
-      setError(err);
-    }
-    setBusy(false);
-  };
+    });
   const codeField = (label: string) => (
     <Field label={label} name="code" error={error}>
       <input
@@ -243,8 +210,8 @@ function TwoFactor() {
       <Card title="Two-factor authentication">
         <form
           class="stack"
-          onSubmit={submit(async () => {
-            const res = await api.post<BackupCodes>('/me/mfa/enable', { code });
+          onSubmit={withCode(async () => {
+            const res = await enableMfa(code);
             setCodes({ list: res.backupCodes, relogin: true });
             setSetup(null);
           })}
@@ -285,14 +252,14 @@ function TwoFactor() {
           class="stack"
           onSubmit={(e) => {
             const action = ((e as SubmitEvent).submitter as HTMLButtonElement | null)?.value;
-            return submit(async () => {
+            return withCode(async () => {
               if (action === 'disable') {
-                await api.post('/me/mfa/disable', { code });
+                await disableMfa(code);
                 toast('Two-factor authentication is off. Log in again.');
                 setToken(null);
                 navigate('/login', true);
               } else {
-                const res = await api.post<BackupCodes>('/me/mfa/backup-codes', { code });
+                const res = await regenerateBackupCodes(code);
                 setCodes({ list: res.backupCodes, relogin: false });
               }
             })(e);
@@ -323,22 +290,17 @@ function TwoFactor() {
         <div>
           <Button
             busy={busy}
-            onClick={async () => {
-              setBusy(true);
-              setError(undefined);
+            onClick={submit(async () => {
               try {
-                setSetup(await api.post<MfaSetup>('/me/mfa/setup'));
+                setSetup(await setupMfa());
               } catch (err) {
+                // 409: it is on already (the session does not say), so the card offers what fits that.
                 if (err instanceof ApiError && err.status === 409) setEnabled(true);
-                else
-                  setError(
-                    err instanceof ApiError && err.status === 404
-                      ? new Error('Two-factor authentication is not available on this server yet.')
-                      : err,
-                  );
+                else if (err instanceof ApiError && err.status === 404)
+                  throw new Error('Two-factor authentication is not available on this server yet.');
+                else throw err;
               }
-              setBusy(false);
-            }}
+            })}
           >
             Set up two-factor
           </Button>
@@ -352,26 +314,17 @@ function WorkspaceName() {
   const { user, refresh } = useSession();
   const toast = useToast();
   const [name, setName] = useState(user.workspaceName);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   const owner = isOwner(user);
   return (
     <Card title="Workspace">
       <form
         class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            await api.patch('/workspace', { name });
-            await refresh();
-            toast('Workspace renamed');
-          } catch (err) {
-            setError(err);
-          }
-          setBusy(false);
-        }}
+        onSubmit={submit(async () => {
+          await renameWorkspace({ name });
+          await refresh();
+          toast('Workspace renamed');
+        })}
       >
         <Field
           label="Name"
@@ -424,9 +377,35 @@ function Meter({ label, used, limit }: { label: string; used: number; limit: num
   );
 }
 
+/**
+ * D15: there is no endpoint that changes a plan; on a self-hosted install an operator lifts the limits on
+ * the server. Said here, beside the meters, so the 4th project or member is not a dead end (the server's
+ * PLAN_LIMIT message says the same).
+ */
+function LiftLimits({ plan, workspaceId }: { plan: string; workspaceId: string }) {
+  const to = plan === 'team' ? 'enterprise' : 'team|enterprise';
+  const command = `npm run admin -- set-plan ${workspaceId} ${to}`;
+  return (
+    <div class="note small" data-testid="lift-limits">
+      <p>Self-hosted? These are the {plan} plan's limits, and a server operator lifts them with:</p>
+      <div class="once-row">
+        <code class="once-value" data-copy-source={command.slice(0, 16)}>
+          {command}
+        </code>
+        <CopyButton text={command} />
+      </div>
+      <p>
+        <code>DEFAULT_PLAN=team</code> (or <code>enterprise</code>) in the server's environment sets the plan of new
+        workspaces.
+      </p>
+    </div>
+  );
+}
+
 function Plan() {
-  const billing = useAsync(() => api.get<Billing>('/workspace/billing'), []);
-  const stats = useAsync(() => api.get<Stats>('/workspace/stats'), []);
+  const { user } = useSession();
+  const billing = useAsync(getBilling, []);
+  const stats = useAsync(getStats, []);
   return (
     <Card title="Plan and usage" wide>
       <Async state={billing}>
@@ -441,6 +420,7 @@ function Plan() {
             </div>
             <Meter label="Projects" used={b.usage.projects} limit={b.limits.projects} />
             <Meter label="Members (pending invites count)" used={b.usage.members} limit={b.limits.members} />
+            {b.plan !== 'enterprise' && <LiftLimits plan={b.plan} workspaceId={user.workspaceId} />}
           </div>
         )}
       </Async>
@@ -471,7 +451,7 @@ function Plan() {
 }
 
 function Operator() {
-  const conn = useAsync(() => api.get<Connections>('/workspace/connections'), []);
+  const conn = useAsync(getConnections, []);
   return (
     <Card title="Kubernetes operator">
       <Async state={conn}>

@@ -1,19 +1,20 @@
 import { useState } from 'preact/hooks';
-import { ApiError, api, seg } from '../api.js';
+import { invite, listInvites, listMembers, removeMember, revokeInvite, updateMember } from '../api/team.js';
+import { ApiError } from '../api.js';
+import { useAsync, useSubmit } from '../hooks.js';
 import { dateOnly, relativeTime } from '../lib/format.js';
 import { isOwner, useSession } from '../session.js';
-import type { Member, PendingInvite, WsRole } from '../types.js';
-import { Async, Button, Confirm, Empty, Field, FormError, PageHeader, Pill, useAsync, useToast } from '../ui.js';
+import { useAction, useToast } from '../toast.js';
+import type { Member, WsRole } from '../types.js';
+import { Async, Button, Confirm, CopyButton, Empty, Field, FormError, PageHeader, Pill } from '../ui.js';
 
 export function TeamPage() {
   const { user } = useSession();
   const owner = isOwner(user);
   const toast = useToast();
-  const members = useAsync(() => api.get<{ members: Member[] }>('/workspace/members'), []);
-  const invites = useAsync(
-    () => (owner ? api.get<{ invites: PendingInvite[] }>('/workspace/invites') : Promise.resolve({ invites: [] })),
-    [owner],
-  );
+  const act = useAction();
+  const members = useAsync(listMembers, []);
+  const invites = useAsync(() => (owner ? listInvites() : Promise.resolve({ invites: [] })), [owner]);
   const [removing, setRemoving] = useState<Member | null>(null);
   return (
     <>
@@ -28,7 +29,7 @@ export function TeamPage() {
       <Async state={members}>
         {({ members: list }) => (
           <div class="table-wrap">
-            <table class="table">
+            <table class="table table-cards">
               <thead>
                 <tr>
                   <th>Name</th>
@@ -42,7 +43,7 @@ export function TeamPage() {
               <tbody>
                 {list.map((m) => (
                   <tr key={m.id}>
-                    <td>
+                    <td class="cell-head">
                       <div class="member">
                         <span class="avatar" aria-hidden="true">
                           {m.name.slice(0, 1).toUpperCase()}
@@ -55,7 +56,7 @@ export function TeamPage() {
                         </div>
                       </div>
                     </td>
-                    <td>
+                    <td data-label="Role">
                       {owner ? (
                         <select
                           class="input input-sm"
@@ -63,12 +64,10 @@ export function TeamPage() {
                           value={m.wsRole}
                           onChange={async (e) => {
                             const role = e.currentTarget.value as WsRole;
-                            try {
-                              await api.patch(`/workspace/members/${seg(m.id)}`, { wsRole: role });
+                            await act(async () => {
+                              await updateMember(m.id, { wsRole: role });
                               toast(`${m.name} is now ${role}`);
-                            } catch (err) {
-                              toast(err instanceof Error ? err.message : String(err), 'error');
-                            }
+                            });
                             await members.reload();
                           }}
                         >
@@ -79,8 +78,10 @@ export function TeamPage() {
                         <Pill tone={m.wsRole === 'Owner' ? 'info' : 'neutral'}>{m.wsRole}</Pill>
                       )}
                     </td>
-                    <td class="small">{dateOnly(m.joinedAt)}</td>
-                    <td>
+                    <td class="small" data-label="Joined">
+                      {dateOnly(m.joinedAt)}
+                    </td>
+                    <td class="cell-actions">
                       {owner && m.id !== user.id && (
                         <Button size="sm" variant="ghost" class="danger-text" onClick={() => setRemoving(m)}>
                           Remove
@@ -105,7 +106,7 @@ export function TeamPage() {
                 </Empty>
               ) : (
                 <div class="table-wrap">
-                  <table class="table">
+                  <table class="table table-cards">
                     <thead>
                       <tr>
                         <th>Email</th>
@@ -120,19 +121,23 @@ export function TeamPage() {
                     <tbody>
                       {list.map((i) => (
                         <tr key={i.id}>
-                          <td>{i.email}</td>
-                          <td>
+                          <td class="cell-head">{i.email}</td>
+                          <td data-label="Role">
                             <Pill>{i.wsRole}</Pill>
                           </td>
-                          <td class="small">{relativeTime(i.createdAt)}</td>
-                          <td class="small">{dateOnly(i.expiresAt)}</td>
-                          <td>
+                          <td class="small" data-label="Sent">
+                            {relativeTime(i.createdAt)}
+                          </td>
+                          <td class="small" data-label="Expires">
+                            {dateOnly(i.expiresAt)}
+                          </td>
+                          <td class="cell-actions">
                             <Button
                               size="sm"
                               variant="ghost"
                               class="danger-text"
                               onClick={async () => {
-                                await api.del(`/workspace/invites/${seg(i.id)}`).catch(() => undefined);
+                                await revokeInvite(i.id).catch(() => undefined);
                                 toast(`Invite to ${i.email} revoked`);
                                 await invites.reload();
                               }}
@@ -157,7 +162,7 @@ export function TeamPage() {
           body={<p>They lose access to this workspace and its projects immediately. Their tokens stop working.</p>}
           onClose={() => setRemoving(null)}
           onConfirm={async () => {
-            await api.del(`/workspace/members/${seg(removing.id)}`);
+            await removeMember(removing.id);
             setRemoving(null);
             toast(`${removing.name} removed`);
             await members.reload();
@@ -172,25 +177,21 @@ function InviteForm({ onInvited }: { onInvited: () => Promise<void> }) {
   const toast = useToast();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<WsRole>('Member');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
+  // The last invite's link when the server could not email it (ADR 0012): shown until the next invite.
+  const [handOver, setHandOver] = useState<{ email: string; url: string } | null>(null);
   return (
     <form
       class="card invite-card"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        try {
-          const res = await api.post<{ invited?: true; name?: string }>('/workspace/invites', { email, wsRole: role });
-          toast(res.invited ? `Invite sent to ${email}` : `${res.name} added to the workspace`);
-          setEmail('');
-          await onInvited();
-        } catch (err) {
-          setError(err);
-        }
-        setBusy(false);
-      }}
+      onSubmit={submit(async () => {
+        setHandOver(null);
+        const res = await invite({ email, wsRole: role });
+        if ('userId' in res) toast(`${res.name} added to the workspace`);
+        else if (res.inviteUrl) setHandOver({ email: res.email, url: res.inviteUrl });
+        else toast(`Invite emailed to ${res.email}`);
+        setEmail('');
+        await onInvited();
+      })}
     >
       <h2 class="card-title">Invite someone</h2>
       <div class="inline-form">
@@ -215,6 +216,23 @@ function InviteForm({ onInvited }: { onInvited: () => Promise<void> }) {
         </Button>
       </div>
       <FormError error={error} fields={['email', 'wsRole']} />
+      {handOver && (
+        <div class="alert alert-warn invite-link" role="status" data-testid="invite-link">
+          <p>
+            <strong>No email was sent:</strong> this server has no email set up (SMTP_URL), so the invite for{' '}
+            {handOver.email} is waiting. Send them this link yourself; it works once and expires in 7 days.
+          </p>
+          <div class="once-row">
+            <code class="once-value" data-copy-source={handOver.url.slice(0, 16)}>
+              {handOver.url}
+            </code>
+            <CopyButton text={handOver.url} label="Copy invite link" />
+          </div>
+          <p class="muted small">
+            The link is shown only now. If it gets lost, invite the same address again: the new link replaces it.
+          </p>
+        </div>
+      )}
       {error instanceof ApiError && error.code === 'PLAN_LIMIT' && (
         <p class="note">Your plan's member limit is reached; pending invites count toward it.</p>
       )}

@@ -1,21 +1,13 @@
 import { useState } from 'preact/hooks';
-import { api, seg } from '../api.js';
+import { listProjects } from '../api/projects.js';
+import { type CreateTokenBody, createToken, listTokens, revokeToken, rotateToken } from '../api/tokens.js';
+import { CliSnippet } from '../components/CliSnippet.js';
+import { ModalForm } from '../components/ModalForm.js';
+import { useAsync, useSubmit } from '../hooks.js';
 import { dateOnly, relativeTime } from '../lib/format.js';
+import { useAction, useToast } from '../toast.js';
 import type { AccessToken, CreatedToken, Project } from '../types.js';
-import {
-  Async,
-  Button,
-  Confirm,
-  Empty,
-  Field,
-  FormError,
-  Modal,
-  OnceSecret,
-  PageHeader,
-  Pill,
-  useAsync,
-  useToast,
-} from '../ui.js';
+import { Async, Button, Confirm, Empty, Field, Modal, OnceSecret, PageHeader, Pill } from '../ui.js';
 
 const EXPIRY = [
   { label: '30 days', value: 30 },
@@ -26,10 +18,13 @@ const EXPIRY = [
 
 export function TokensPage() {
   const toast = useToast();
-  const tokens = useAsync(() => api.get<{ tokens: AccessToken[] }>('/tokens'), []);
-  const projects = useAsync(() => api.get<{ projects: Project[] }>('/projects'), []);
+  const act = useAction();
+  const tokens = useAsync(listTokens, []);
+  const projects = useAsync(listProjects, []);
   const [creating, setCreating] = useState(false);
-  const [shown, setShown] = useState<{ title: string; token: string } | null>(null);
+  const [shown, setShown] = useState<{ title: string; token: string; projectId: string | null; envs: string[] } | null>(
+    null,
+  );
   const [revoking, setRevoking] = useState<AccessToken | null>(null);
   const projectName = (id: string | null) =>
     id ? (projects.data?.projects.find((p) => p.id === id)?.name ?? 'a deleted project') : 'All projects';
@@ -52,7 +47,7 @@ export function TokensPage() {
             </Empty>
           ) : (
             <div class="table-wrap">
-              <table class="table">
+              <table class="table table-cards tokens-table">
                 <thead>
                   <tr>
                     <th>Name</th>
@@ -71,22 +66,24 @@ export function TokensPage() {
                     const expired = t.expiresAt && Date.parse(t.expiresAt) < Date.now();
                     return (
                       <tr key={t.id}>
-                        <td>
+                        <td data-label="Name">
                           <strong>{t.name}</strong>
                           <div class="muted small">created {relativeTime(t.createdAt)}</div>
                         </td>
-                        <td>
+                        <td data-label="Token">
                           <code>{t.tokenPrefix}…</code>
                         </td>
-                        <td>
+                        <td data-label="Scope">
                           <Pill tone={t.scope === 'write' ? 'warn' : 'neutral'}>{t.scope}</Pill>
                         </td>
-                        <td class="small">
+                        <td class="small" data-label="Access">
                           {projectName(t.projectId)}
                           <div class="muted">{t.envs.includes('*') ? 'every environment' : t.envs.join(', ')}</div>
                         </td>
-                        <td class="small">{relativeTime(t.lastUsedAt)}</td>
-                        <td class="small">
+                        <td class="small" data-label="Last used">
+                          {relativeTime(t.lastUsedAt)}
+                        </td>
+                        <td class="small" data-label="Expires">
                           {t.expiresAt ? (
                             expired ? (
                               <Pill tone="bad">expired</Pill>
@@ -97,21 +94,24 @@ export function TokensPage() {
                             <span class="muted">never</span>
                           )}
                         </td>
-                        <td>
+                        <td class="cell-actions">
                           <div class="row-actions">
                             <Button
                               size="sm"
                               variant="ghost"
                               aria-label={`Rotate ${t.name}`}
-                              onClick={async () => {
-                                try {
-                                  const r = await api.post<{ token: string }>(`/tokens/${seg(t.id)}/rotate`);
-                                  setShown({ title: `${t.name} rotated`, token: r.token });
+                              onClick={() =>
+                                act(async () => {
+                                  const r = await rotateToken(t.id);
+                                  setShown({
+                                    title: `${t.name} rotated`,
+                                    token: r.token,
+                                    projectId: t.projectId,
+                                    envs: t.envs,
+                                  });
                                   await tokens.reload();
-                                } catch (e) {
-                                  toast(e instanceof Error ? e.message : String(e), 'error');
-                                }
-                              }}
+                                })
+                              }
                             >
                               Rotate
                             </Button>
@@ -141,7 +141,7 @@ export function TokensPage() {
           onClose={() => setCreating(false)}
           onCreated={async (t) => {
             setCreating(false);
-            setShown({ title: `Token ${t.name} created`, token: t.token });
+            setShown({ title: `Token ${t.name} created`, token: t.token, projectId: t.projectId, envs: t.envs });
             await tokens.reload();
           }}
         />
@@ -157,9 +157,7 @@ export function TokensPage() {
           }
         >
           <OnceSecret value={shown.token} note="Copy this token now: it is shown only once and cannot be recovered." />
-          <p class="muted small">
-            Use it with <code>svcenv login --token &lt;token&gt;</code>, or set <code>SVCENV_TOKEN</code>.
-          </p>
+          <CliSnippet project={projects.data?.projects.find((p) => p.id === shown.projectId)} envs={shown.envs} />
         </Modal>
       )}
       {revoking && (
@@ -169,7 +167,7 @@ export function TokensPage() {
           body={<p>Anything using it stops working on its very next request.</p>}
           onClose={() => setRevoking(null)}
           onConfirm={async () => {
-            await api.del(`/tokens/${seg(revoking.id)}`);
+            await revokeToken(revoking.id);
             setRevoking(null);
             toast(`${revoking.name} revoked`);
             await tokens.reload();
@@ -193,9 +191,8 @@ function CreateToken({
   const [scope, setScope] = useState<'read' | 'write' | 'deploy'>('read');
   const [projectId, setProjectId] = useState('');
   const [envs, setEnvs] = useState<string[]>(['*']);
-  const [expiry, setExpiry] = useState<number | null>(90);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const [expiry, setExpiry] = useState<CreateTokenBody['expiresIn']>(90);
+  const { busy, error, submit } = useSubmit();
   const project = projects.find((p) => p.id === projectId);
   const envChoices = project ? project.envs : [...new Set(projects.flatMap((p) => p.envs))];
   const toggleEnv = (e: string) => {
@@ -203,108 +200,95 @@ function CreateToken({
     setEnvs(rest.includes(e) ? rest.filter((x) => x !== e) : [...rest, e]);
   };
   return (
-    <Modal title="New access token" onClose={onClose}>
-      <form
-        class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            onCreated(
-              await api.post<CreatedToken>('/tokens', {
-                name,
-                scope,
-                envs,
-                projectId: projectId || null,
-                expiresIn: expiry,
-              }),
-            );
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
-        }}
-      >
-        <Field label="Name" name="name" error={error} hint="Where it is used, e.g. github-actions-deploy.">
-          <input
-            class="input"
-            name="name"
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-            required
-            autofocus
-          />
-        </Field>
-        <Field label="Scope" name="scope" error={error}>
-          <fieldset class="seg">
-            <legend class="sr-only">Scope</legend>
-            {(['read', 'write', 'deploy'] as const).map((s) => (
-              <button type="button" key={s} aria-pressed={scope === s} onClick={() => setScope(s)}>
-                {s}
-              </button>
-            ))}
-          </fieldset>
-        </Field>
-        <p class="muted small">read and deploy can pull; write can also push.</p>
-        <Field label="Project" name="projectId" error={error}>
-          <select
-            class="input"
-            name="projectId"
-            value={projectId}
-            onChange={(e) => {
-              setProjectId(e.currentTarget.value);
-              setEnvs(['*']);
-            }}
-          >
-            <option value="">All projects (workspace-wide)</option>
-            {projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <fieldset class="fieldset">
-          <legend>Environments</legend>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={envs.includes('*')}
-              onChange={() => setEnvs(envs.includes('*') ? [] : ['*'])}
-            />
-            Every environment
-          </label>
-          {!envs.includes('*') &&
-            envChoices.map((e) => (
-              <label key={e} class="check">
-                <input type="checkbox" checked={envs.includes(e)} onChange={() => toggleEnv(e)} />
-                {e}
-              </label>
-            ))}
+    <ModalForm
+      title="New access token"
+      onClose={onClose}
+      onSubmit={submit(async () =>
+        onCreated(await createToken({ name, scope, envs, projectId: projectId || null, expiresIn: expiry })),
+      )}
+      busy={busy}
+      error={error}
+      fields={['name', 'scope', 'projectId', 'expiresIn']}
+      submitLabel="Create token"
+      disabled={envs.length === 0}
+    >
+      <Field label="Name" name="name" error={error} hint="Where it is used, e.g. github-actions-deploy.">
+        <input
+          class="input"
+          name="name"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+          required
+          autofocus
+        />
+      </Field>
+      <Field label="Scope" name="scope" error={error}>
+        <fieldset class="seg">
+          <legend class="sr-only">Scope</legend>
+          {(['read', 'write', 'deploy'] as const).map((s) => (
+            <button type="button" key={s} aria-pressed={scope === s} onClick={() => setScope(s)}>
+              {s}
+            </button>
+          ))}
         </fieldset>
-        <Field label="Expires" name="expiresIn" error={error}>
-          <select
-            class="input"
-            name="expiresIn"
-            value={String(expiry)}
-            onChange={(e) => setExpiry(e.currentTarget.value === 'null' ? null : Number(e.currentTarget.value))}
-          >
-            {EXPIRY.map((x) => (
-              <option key={x.label} value={String(x.value)}>
-                {x.label}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <FormError error={error} fields={['name', 'scope', 'projectId', 'expiresIn']} />
-        <div class="row-end">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={envs.length === 0}>
-            Create token
-          </Button>
-        </div>
-      </form>
-    </Modal>
+      </Field>
+      <p class="muted small">read and deploy can pull; write can also push.</p>
+      <Field label="Project" name="projectId" error={error}>
+        <select
+          class="input"
+          name="projectId"
+          value={projectId}
+          onChange={(e) => {
+            setProjectId(e.currentTarget.value);
+            setEnvs(['*']);
+          }}
+        >
+          <option value="">All projects (workspace-wide)</option>
+          {projects.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <fieldset class="fieldset">
+        <legend>Environments</legend>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={envs.includes('*')}
+            onChange={() => setEnvs(envs.includes('*') ? [] : ['*'])}
+          />
+          Every environment
+        </label>
+        {!envs.includes('*') &&
+          envChoices.map((e) => (
+            <label key={e} class="check">
+              <input type="checkbox" checked={envs.includes(e)} onChange={() => toggleEnv(e)} />
+              {e}
+            </label>
+          ))}
+      </fieldset>
+      <Field label="Expires" name="expiresIn" error={error}>
+        <select
+          class="input"
+          name="expiresIn"
+          value={String(expiry)}
+          onChange={(e) =>
+            setExpiry(
+              e.currentTarget.value === 'null'
+                ? null
+                : (Number(e.currentTarget.value) as NonNullable<CreateTokenBody['expiresIn']>),
+            )
+          }
+        >
+          {EXPIRY.map((x) => (
+            <option key={x.label} value={String(x.value)}>
+              {x.label}
+            </option>
+          ))}
+        </select>
+      </Field>
+    </ModalForm>
   );
 }

@@ -1,14 +1,21 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, seg } from '../api.js';
-import { dateTime, relativeTime } from '../lib/format.js';
-import { isOwner, useSession } from '../session.js';
 import {
   type CreatedWebhook,
-  WEBHOOK_EVENTS,
-  type Webhook,
-  type WebhookDelivery,
-  type WebhookEvent,
-} from '../types-pending.js';
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  testWebhook,
+  updateWebhook,
+} from '../api/webhooks.js';
+import { ApiError } from '../api.js';
+import { ModalForm } from '../components/ModalForm.js';
+import { useAsync, useSubmit } from '../hooks.js';
+import { dateTime, relativeTime } from '../lib/format.js';
+import { WEBHOOK_EVENTS } from '../lib/webhook-events.js';
+import { isOwner, useSession } from '../session.js';
+import { useAction, useToast } from '../toast.js';
+import type { Webhook, WebhookDelivery, WebhookEvent } from '../types.js';
 import {
   Async,
   Button,
@@ -16,14 +23,11 @@ import {
   Empty,
   ErrorBanner,
   Field,
-  FormError,
   Modal,
   OnceSecret,
   PageHeader,
   Pill,
   Spinner,
-  useAsync,
-  useToast,
 } from '../ui.js';
 
 function statusTone(s: number | null): string {
@@ -35,7 +39,8 @@ export function WebhooksPage() {
   const { user } = useSession();
   const owner = isOwner(user);
   const toast = useToast();
-  const hooks = useAsync(() => api.get<{ webhooks: Webhook[] }>('/workspace/webhooks'), []);
+  const act = useAction();
+  const hooks = useAsync(listWebhooks, []);
   const [editing, setEditing] = useState<Webhook | 'new' | null>(null);
   const [secret, setSecret] = useState<CreatedWebhook | null>(null);
   // Active switches being saved, with the state the user chose: shown at once and held until the list
@@ -113,14 +118,12 @@ export function WebhooksPage() {
                       <>
                         <Button
                           size="sm"
-                          onClick={async () => {
-                            try {
-                              await api.post(`/workspace/webhooks/${seg(h.id)}/test`);
+                          onClick={() =>
+                            act(async () => {
+                              await testWebhook(h.id);
                               toast('Test ping queued');
-                            } catch (e) {
-                              toast(e instanceof Error ? e.message : String(e), 'error');
-                            }
-                          }}
+                            })
+                          }
                         >
                           Send test
                         </Button>
@@ -133,14 +136,11 @@ export function WebhooksPage() {
                             onChange={async () => {
                               const active = !h.active;
                               setSaving((now) => ({ ...now, [h.id]: active }));
-                              try {
-                                await api.patch(`/workspace/webhooks/${seg(h.id)}`, { active });
+                              await act(async () => {
+                                await updateWebhook(h.id, { active });
                                 await hooks.reload();
-                              } catch (e) {
-                                toast(e instanceof Error ? e.message : String(e), 'error');
-                              } finally {
-                                setSaving(({ [h.id]: _, ...rest }) => rest);
-                              }
+                              });
+                              setSaving(({ [h.id]: _, ...rest }) => rest);
                             }}
                           />
                           <span>Active</span>
@@ -196,7 +196,7 @@ export function WebhooksPage() {
           body={<p>No more deliveries will be sent to {deleting.url}.</p>}
           onClose={() => setDeleting(null)}
           onConfirm={async () => {
-            await api.del(`/workspace/webhooks/${seg(deleting.id)}`);
+            await deleteWebhook(deleting.id);
             setDeleting(null);
             await hooks.reload();
           }}
@@ -220,78 +220,66 @@ function WebhookForm({
   const [events, setEvents] = useState<WebhookEvent[]>(
     hook?.events ?? ['vars.bulk_upsert', 'var.update', 'var.delete'],
   );
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, submit } = useSubmit();
   return (
-    <Modal title={hook ? `Edit ${hook.name}` : 'New webhook'} onClose={onClose}>
-      <form
-        class="stack"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setBusy(true);
-          setError(undefined);
-          try {
-            if (hook) {
-              await api.patch(`/workspace/webhooks/${seg(hook.id)}`, { name, url, events });
-              await onSaved(null);
-            } else {
-              await onSaved(await api.post<CreatedWebhook>('/workspace/webhooks', { name, url, events }));
-            }
-          } catch (err) {
-            setError(err);
-            setBusy(false);
-          }
-        }}
+    <ModalForm
+      title={hook ? `Edit ${hook.name}` : 'New webhook'}
+      onClose={onClose}
+      onSubmit={submit(async () => {
+        if (hook) {
+          await updateWebhook(hook.id, { name, url, events });
+          await onSaved(null);
+        } else {
+          await onSaved(await createWebhook({ name, url, events }));
+        }
+      })}
+      busy={busy}
+      error={error}
+      fields={['name', 'url']}
+      submitLabel={hook ? 'Save' : 'Create webhook'}
+      disabled={events.length === 0}
+    >
+      <Field label="Name" name="name" error={error}>
+        <input
+          class="input"
+          name="name"
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+          required
+          autofocus
+        />
+      </Field>
+      <Field
+        label="URL"
+        name="url"
+        error={error}
+        hint="https:// — the server refuses private addresses unless configured."
       >
-        <Field label="Name" name="name" error={error}>
-          <input
-            class="input"
-            name="name"
-            value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
-            required
-            autofocus
-          />
-        </Field>
-        <Field
-          label="URL"
+        <input
+          class="input mono"
           name="url"
-          error={error}
-          hint="https:// — the server refuses private addresses unless configured."
-        >
-          <input
-            class="input mono"
-            name="url"
-            type="url"
-            value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
-            required
-          />
-        </Field>
-        <fieldset class="fieldset">
-          <legend>Events</legend>
-          <div class="check-grid">
-            {WEBHOOK_EVENTS.map((ev) => (
-              <label key={ev} class="check">
-                <input
-                  type="checkbox"
-                  checked={events.includes(ev)}
-                  onChange={() => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])}
-                />
-                <code>{ev}</code>
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <FormError error={error} fields={['name', 'url']} />
-        <div class="row-end">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={events.length === 0}>
-            {hook ? 'Save' : 'Create webhook'}
-          </Button>
+          type="url"
+          value={url}
+          onInput={(e) => setUrl(e.currentTarget.value)}
+          required
+        />
+      </Field>
+      <fieldset class="fieldset">
+        <legend>Events</legend>
+        <div class="check-grid">
+          {WEBHOOK_EVENTS.map((ev) => (
+            <label key={ev} class="check">
+              <input
+                type="checkbox"
+                checked={events.includes(ev)}
+                onChange={() => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])}
+              />
+              <code>{ev}</code>
+            </label>
+          ))}
         </div>
-      </form>
-    </Modal>
+      </fieldset>
+    </ModalForm>
   );
 }
 
@@ -299,8 +287,7 @@ function Deliveries({ hook, onClose }: { hook: Webhook; onClose: () => void }) {
   const [list, setList] = useState<WebhookDelivery[] | null>(null);
   const [error, setError] = useState<unknown>();
   const load = () =>
-    api
-      .get<{ deliveries: WebhookDelivery[] }>(`/workspace/webhooks/${seg(hook.id)}/deliveries`)
+    listDeliveries(hook.id)
       .then((r) => setList(r.deliveries))
       .catch(setError);
   useEffect(() => {

@@ -1,0 +1,7 @@
+/** The CLI binaries this server serves (D39/D41): the manifest lists each os/arch with its download path. */
+import type { CliReleaseManifest } from '@svcenv/contract';
+import { api } from '../api.js';
+
+export type { CliReleaseManifest };
+
+export const cliLatest = () => api.get<CliReleaseManifest>('/cli/latest');

@@ -1,0 +1,189 @@
+import { useState } from 'preact/hooks';
+import { forgotPassword, resetPassword } from '../api/auth.js';
+import { ApiError, getToken, setToken } from '../api.js';
+import { useSubmit } from '../hooks.js';
+import { navigate } from '../router.js';
+import { Button, ErrorBanner, Field, FormError, Link } from '../ui.js';
+import { AuthCard } from './Auth.js';
+
+/** Where a finished reset lands: the login page, which shows a notice for it. */
+export const RESET_DONE = '/login?reset=done';
+
+/**
+ * `/forgot-password` (D54). The answer is the same whether or not the address has an account, and so is
+ * what the page says afterwards.
+ */
+export function ForgotPasswordPage() {
+  const [email, setEmail] = useState('');
+  const [sentTo, setSentTo] = useState<string | null>(null);
+  const { busy, error, submit } = useSubmit();
+  if (sentTo) {
+    return (
+      <AuthCard title="Check your email">
+        <div class="alert alert-ok" role="status">
+          If an account exists for {sentTo}, we sent it a link to choose a new password. The link works once, for one
+          hour.
+        </div>
+        <p class="muted">
+          No email after a few minutes? Check the spam folder, or ask your svcenv administrator for a reset link.
+        </p>
+        <p class="auth-alt">
+          <Link to="/login">Back to log in</Link>
+        </p>
+      </AuthCard>
+    );
+  }
+  return (
+    <AuthCard title="Forgot your password?" subtitle="Enter your account's email and we'll send you a reset link.">
+      <form
+        class="stack"
+        onSubmit={submit(async () => {
+          await forgotPassword(email);
+          setSentTo(email.trim());
+        })}
+      >
+        <Field label="Email" name="email" error={error}>
+          <input
+            class="input"
+            type="email"
+            name="email"
+            autocomplete="username"
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+            required
+            autofocus
+          />
+        </Field>
+        <FormError error={error} fields={['email']} />
+        <Button type="submit" variant="primary" busy={busy}>
+          Send reset link
+        </Button>
+      </form>
+      <p class="auth-alt">
+        Remembered it? <Link to="/login">Log in</Link>
+      </p>
+    </AuthCard>
+  );
+}
+
+/** The page's own check that both entries match, shown on the second field like a server error would be. */
+const mismatch = () => new ApiError(400, 'VALIDATION', 'the two passwords do not match', 'confirm');
+
+/**
+ * `/reset-password?token=...` from the email (D54). The page first sends no code; when the server answers
+ * 401 with field `code` (two-factor is on) it shows the code field, keeping what was typed (ADR 0011).
+ */
+export function ResetPasswordPage({ token }: { token: string | null }) {
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [code, setCode] = useState('');
+  const [needCode, setNeedCode] = useState(false);
+  const { busy, error, setError, submit } = useSubmit();
+  if (!token) {
+    return (
+      <AuthCard title="Choose a new password">
+        <ErrorBanner error={new Error('This link has no token. Open the link from the email again.')} />
+        <p class="auth-alt">
+          <Link to="/forgot-password">Request a new link</Link>
+        </p>
+      </AuthCard>
+    );
+  }
+  const dead = error instanceof ApiError && error.code === 'NOT_FOUND';
+  // The mismatch note goes once either entry is edited, not at the next submit.
+  const clearMismatch = () => {
+    if (error instanceof ApiError && error.field === 'confirm') setError(undefined);
+  };
+  const onSubmit = submit(async () => {
+    if (password !== confirm) throw mismatch();
+    try {
+      await resetPassword({ token, newPassword: password, ...(needCode ? { code } : {}) });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401 && e.field === 'code' && !needCode) {
+        // Two-factor is on: ask for the code, showing no error, since nothing went wrong yet.
+        setNeedCode(true);
+        return;
+      }
+      // A wrong code: shown on the code field.
+      if (e instanceof ApiError && e.status === 401) throw new ApiError(401, e.code, e.message, 'code');
+      throw e;
+    }
+    // Every session of the account has ended (D9), this tab's too.
+    if (getToken()) setToken(null);
+    navigate(RESET_DONE, true);
+  });
+  return (
+    <AuthCard
+      title="Choose a new password"
+      subtitle="Afterwards every session ends; log in again with the new password."
+    >
+      {dead ? (
+        <div class="stack">
+          <ErrorBanner error={error} />
+          <p class="muted">Links work once, for one hour, and only the newest one sent works.</p>
+          <Button variant="primary" onClick={() => navigate('/forgot-password')}>
+            Request a new link
+          </Button>
+        </div>
+      ) : (
+        <form class="stack" onSubmit={onSubmit}>
+          <Field label="New password" name="newPassword" error={error} hint="8 to 128 characters.">
+            <input
+              class="input"
+              type="password"
+              name="newPassword"
+              autocomplete="new-password"
+              minLength={8}
+              maxLength={128}
+              value={password}
+              onInput={(e) => {
+                setPassword(e.currentTarget.value);
+                clearMismatch();
+              }}
+              required
+              autofocus
+            />
+          </Field>
+          <Field label="Repeat new password" name="confirm" error={error}>
+            <input
+              class="input"
+              type="password"
+              name="confirm"
+              autocomplete="new-password"
+              value={confirm}
+              onInput={(e) => {
+                setConfirm(e.currentTarget.value);
+                clearMismatch();
+              }}
+              required
+            />
+          </Field>
+          {needCode && (
+            <>
+              <div class="alert alert-info" role="status">
+                This account uses two-factor authentication. Enter the 6-digit code from your authenticator app, or one
+                of your backup codes.
+              </div>
+              <Field label="Authentication code" name="code" error={error}>
+                <input
+                  class="input input-code"
+                  name="code"
+                  inputMode="numeric"
+                  autocomplete="one-time-code"
+                  value={code}
+                  onInput={(e) => setCode(e.currentTarget.value)}
+                  autofocus
+                  required
+                />
+              </Field>
+            </>
+          )}
+          <FormError error={error} fields={['newPassword', 'confirm', 'code']} />
+          <Button type="submit" variant="primary" busy={busy}>
+            Set new password
+          </Button>
+        </form>
+      )}
+    </AuthCard>
+  );
+}

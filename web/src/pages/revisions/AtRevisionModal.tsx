@@ -1,0 +1,104 @@
+import { useEffect, useState } from 'preact/hooks';
+import { listVarsAt, type Revision } from '../../api/revisions.js';
+import { dateTime, relativeTime } from '../../lib/format.js';
+import { displayValue } from '../../lib/mask.js';
+import { actionLabel } from '../../lib/revisions.js';
+import type { Variable } from '../../types.js';
+import { Button, Empty, ErrorBanner, Modal, Spinner } from '../../ui.js';
+
+/**
+ * An environment's variables as they were right after one revision (D44): read-only, masked, and revealed
+ * only on request by someone with write permission (revealing needs write, D57).
+ */
+export function AtRevisionModal({
+  projectId,
+  env,
+  revision: r,
+  isCurrent,
+  canReveal,
+  onClose,
+}: {
+  projectId: string;
+  env: string;
+  revision: Revision;
+  isCurrent: boolean;
+  canReveal: boolean;
+  onClose: () => void;
+}) {
+  const [revealed, setRevealed] = useState(false);
+  const [vars, setVars] = useState<Variable[] | null>(null);
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    // A slower answer to an earlier toggle must not replace the one now asked for.
+    let stale = false;
+    setError(undefined);
+    listVarsAt(projectId, env, r.revision, revealed).then(
+      (res) => stale || setVars(res.vars),
+      (e) => stale || setError(e),
+    );
+    return () => {
+      stale = true;
+    };
+  }, [projectId, env, r.revision, revealed]);
+  return (
+    <Modal title={`${env} at revision ${r.revision}`} onClose={onClose} wide>
+      <div class="stack">
+        <div class={`alert ${isCurrent ? 'alert-info' : 'alert-warn'} past-state`} data-testid="past-state">
+          <div>
+            <strong>{isCurrent ? 'Current state' : 'Past state, read-only'}</strong>
+            <span class="past-state-line">
+              The variables of {env} right after revision {r.revision}: {actionLabel(r.action).toLowerCase()} by{' '}
+              {r.actor || 'someone'},{' '}
+              <time dateTime={r.createdAt} title={dateTime(r.createdAt)}>
+                {relativeTime(r.createdAt)}
+              </time>
+              .{isCurrent ? ' Nothing has changed since.' : ' Later changes are not shown here.'}
+            </span>
+          </div>
+        </div>
+        <div class="toolbar">
+          <span class="muted small">{vars ? `${vars.length} variable${vars.length === 1 ? '' : 's'}` : ''}</span>
+          <div class="toolbar-spacer" />
+          {canReveal && (
+            <Button size="sm" onClick={() => setRevealed(!revealed)}>
+              {revealed ? 'Hide values' : 'Reveal values'}
+            </Button>
+          )}
+        </div>
+        {!canReveal && <p class="note">Secret values are masked: you need write permission to see them.</p>}
+        {error ? (
+          <ErrorBanner error={error} />
+        ) : !vars ? (
+          <Spinner />
+        ) : vars.length === 0 ? (
+          <Empty title="No variables">{env} had no variables right after this revision.</Empty>
+        ) : (
+          <div class="table-wrap">
+            <table class="table at-revision-table" aria-label={`Variables of ${env} at revision ${r.revision}`}>
+              <thead>
+                <tr>
+                  <th>Key</th>
+                  <th>Value</th>
+                  <th class="col-type">Type</th>
+                </tr>
+              </thead>
+              <tbody>
+                {vars.map((v) => (
+                  <tr key={v.key}>
+                    <td>
+                      <code class="var-key">{v.key}</code>
+                    </td>
+                    <td class="at-revision-value">
+                      <code>{displayValue(v.value) || '(empty)'}</code>
+                    </td>
+                    <td class="col-type muted small">{v.type}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+    </Modal>
+  );
+}

@@ -1,0 +1,114 @@
+import { useState } from 'preact/hooks';
+import { deleteEnv, updateEnv } from '../../api/envs.js';
+import { AddEnv } from '../../components/AddEnv.js';
+import { EnvTabs } from '../../components/EnvTabs.js';
+import { useAction, useToast } from '../../toast.js';
+import type { Environment, Project } from '../../types.js';
+import { Button, Confirm, Empty } from '../../ui.js';
+import { EnvPanel } from './EnvPanel.js';
+
+/** The Variables tab: the environments as tabs, the chosen one's variables, and adding or deleting one. */
+export function VariablesView({
+  project,
+  envs,
+  env,
+  onEnv,
+  onEnvsChanged,
+}: {
+  project: Project;
+  envs: Environment[];
+  env: string | null;
+  onEnv: (e: string) => void;
+  onEnvsChanged: () => Promise<void>;
+}) {
+  const toast = useToast();
+  // Environment administration is offered only to those the server lets do it (D57).
+  const { admin, owner } = project.access;
+  const act = useAction();
+  const [adding, setAdding] = useState(false);
+  const [deletingEnv, setDeletingEnv] = useState(false);
+  const current = envs.find((e) => e.name === env);
+  return (
+    <>
+      <EnvTabs envs={envs} current={env} onSelect={onEnv} {...(admin ? { onAdd: () => setAdding(true) } : {})} />
+      {!current ? (
+        admin ? (
+          <Empty title="No environments" action={<Button onClick={() => setAdding(true)}>Add an environment</Button>}>
+            Variables live in environments such as dev, staging and prod.
+          </Empty>
+        ) : (
+          <Empty title="No environments for you">
+            You have no access to any environment of this project; a project Admin can grant it.
+          </Empty>
+        )
+      ) : (
+        <EnvPanel
+          key={`${project.id}/${current.name}`}
+          project={project}
+          env={current}
+          envs={envs}
+          canProtect={owner}
+          canAdminister={admin}
+          onToggleProtect={() =>
+            act(async () => {
+              await updateEnv(project.id, current.name, { protected: !current.protected });
+              await onEnvsChanged();
+              toast(`${current.name} is ${current.protected ? 'no longer protected' : 'now protected'}`);
+            })
+          }
+          onToggleApproval={() =>
+            act(async () => {
+              await updateEnv(project.id, current.name, { requireApproval: !current.requireApproval });
+              await onEnvsChanged();
+              toast(
+                current.requireApproval
+                  ? `${current.name} no longer requires approval`
+                  : `${current.name} now requires approval: others' changes become change requests`,
+              );
+            })
+          }
+          onDeleteEnv={() => setDeletingEnv(true)}
+          onColor={(color) =>
+            act(async () => {
+              await updateEnv(project.id, current.name, { color });
+              await onEnvsChanged();
+            })
+          }
+        />
+      )}
+      {adding && (
+        <AddEnv
+          project={project}
+          onClose={() => setAdding(false)}
+          onAdded={async (name) => {
+            setAdding(false);
+            await onEnvsChanged();
+            onEnv(name);
+            toast(`Environment ${name} added`);
+          }}
+        />
+      )}
+      {deletingEnv && current && (
+        <Confirm
+          title={`Delete ${current.name}?`}
+          action="Delete environment"
+          body={
+            <p>
+              Every variable in <strong>{current.name}</strong> is deleted with it, together with their history. Tokens
+              limited to it stop working for it.
+            </p>
+          }
+          onClose={() => setDeletingEnv(false)}
+          onConfirm={async () => {
+            await deleteEnv(project.id, current.name);
+            setDeletingEnv(false);
+            await onEnvsChanged();
+            const next = envs.find((e) => e.name !== current.name);
+            if (next) onEnv(next.name);
+            toast(`Environment ${current.name} deleted`);
+          }}
+        />
+      )}
+    </>
+  );
+}

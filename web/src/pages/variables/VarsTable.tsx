@@ -1,0 +1,111 @@
+import type { UpdateVarBody } from '../../api/variables.js';
+import { toggled } from '../../lib/sets.js';
+import type { Variable } from '../../types.js';
+import { EditVarRow } from './EditVarRow.js';
+import type { VarListing } from './useVarListing.js';
+import { VarRow } from './VarRow.js';
+
+/** The table of an environment's variables, one of them possibly open for editing. */
+export function VarsTable({
+  vars,
+  listing,
+  canWrite,
+  keys,
+  selected,
+  onSelected,
+  selectable,
+  editing,
+  onEditing,
+  onSave,
+  onCopy,
+  onToggleType,
+  onHistory,
+  onDelete,
+}: {
+  /** The rows to show (one page of the filtered, sorted listing). */
+  vars: Variable[];
+  listing: VarListing;
+  /** Write on the environment: selection, reveal, edit, type switch and delete are offered only then. */
+  canWrite: boolean;
+  /** Every key of the environment (references to others resolve to empty). */
+  keys: ReadonlySet<string>;
+  selected: Set<string>;
+  onSelected: (keys: Set<string>) => void;
+  /** What "Select all" selects: every row that matches the filters, on every page. */
+  selectable: Variable[];
+  /** The key open for editing, and the value to start from when it came from "Add" (`initial`). */
+  editing: { key: string; initial?: string } | null;
+  onEditing: (key: string | null) => void;
+  onSave: (key: string, body: UpdateVarBody) => Promise<void>;
+  onCopy: (v: Variable) => void;
+  onToggleType: (v: Variable) => void;
+  onHistory: (key: string) => void;
+  onDelete: (key: string) => void;
+}) {
+  const allSelected = selectable.length > 0 && selectable.every((v) => selected.has(v.key));
+  return (
+    // Scrolls on its own (bounded height) so that its header stays in view however long the page is.
+    <div class="table-wrap vars-scroll">
+      <table class="table vars-table">
+        <thead>
+          <tr>
+            {/* Without write nothing can be done to a selection, so there is none; the empty column keeps the layout. */}
+            <th class="col-check">
+              {canWrite && (
+                <input
+                  type="checkbox"
+                  aria-label="Select all"
+                  title={`Select all ${selectable.length} matching`}
+                  checked={allSelected}
+                  onChange={() => onSelected(allSelected ? new Set() : new Set(selectable.map((v) => v.key)))}
+                />
+              )}
+            </th>
+            <th>Key</th>
+            <th>Value</th>
+            <th class="col-type">Type</th>
+            <th class="col-meta">Updated</th>
+            <th class="col-actions">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {vars.map((v) =>
+            editing?.key === v.key ? (
+              <EditVarRow
+                key={v.key}
+                v={v}
+                plaintext={listing.plain?.get(v.key)?.value ?? (v.type === 'plain' ? v.value : null)}
+                {...(editing.initial !== undefined ? { initial: editing.initial } : {})}
+                onCancel={() => onEditing(null)}
+                onSave={(body) => onSave(v.key, body)}
+              />
+            ) : (
+              <VarRow
+                key={v.key}
+                v={v}
+                shown={listing.shown(v)}
+                selected={selected.has(v.key)}
+                revealed={listing.revealed.has(v.key)}
+                revealAll={listing.revealAll}
+                revealForbidden={listing.forbiddenReveal}
+                canWrite={canWrite}
+                keys={keys}
+                actions={{
+                  onSelect: () => onSelected(toggled(selected, v.key)),
+                  onReveal: () => listing.reveal(v.key),
+                  onCopy: () => onCopy(v),
+                  onToggleType: () => onToggleType(v),
+                  onEdit: () => onEditing(v.key),
+                  onHistory: () => onHistory(v.key),
+                  onDelete: () => onDelete(v.key),
+                }}
+              />
+            ),
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

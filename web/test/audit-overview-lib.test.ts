@@ -1,0 +1,71 @@
+/** The audit log's words and files (ADR 0015) and the overview's comparison, as pure functions. */
+import { describe, expect, it } from 'vitest';
+import { actionLabel, actorLabel, auditCsv, csvCell, dayBound } from '../src/lib/audit.js';
+import { type Listing, overviewRows } from '../src/lib/overview.js';
+import type { AuditEntry, Variable } from '../src/types.js';
+
+describe('audit lib', () => {
+  it('words D36 actions and shows unknown ones raw', () => {
+    expect(actionLabel('vars.pull')).toBe('Pulled variables');
+    expect(actionLabel('thing.frobnicate')).toBe('thing.frobnicate');
+    expect(actorLabel({ actorId: 'a1b2c3d4-0000-4000-8000-000000000000', actorName: null })).toBe('a1b2c3d4…');
+    expect(actorLabel({ actorId: null, actorName: null })).toBe('—');
+  });
+
+  it('turns local days into the first and last instant of that day', () => {
+    expect(Date.parse(dayBound('2026-12-02', 'from')!)).toBe(new Date(2026, 11, 2).getTime());
+    expect(Date.parse(dayBound('2026-12-02', 'to')!)).toBe(new Date(2026, 11, 3).getTime() - 1);
+    expect(dayBound('', 'from')).toBeUndefined();
+  });
+
+  it('writes RFC 4180 CSV and defuses formula cells', () => {
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('=SUM(A1)')).toBe("'=SUM(A1)");
+    expect(csvCell('@x')).toBe("'@x");
+    const e: AuditEntry = {
+      id: 1,
+      action: 'var.update',
+      targetKey: 'K',
+      targetEnv: 'dev',
+      actorId: null,
+      actorType: 'token',
+      actorName: 'token:ci',
+      detail: { keys: ['A', 'B'] },
+      createdAt: '2026-12-01T10:00:00.000Z',
+    };
+    expect(auditCsv([e]).split('\r\n')[1]).toBe(
+      '2026-12-01T10:00:00.000Z,var.update,Updated variable,token,,token:ci,dev,K,"{""keys"":[""A"",""B""]}"',
+    );
+  });
+});
+
+describe('overview rows', () => {
+  const v = (key: string, value: string, type: 'plain' | 'secret' = 'plain'): Variable => ({
+    key,
+    value,
+    type,
+    updatedAt: '2026-12-01T10:00:00.000Z',
+    expiresAt: null,
+  });
+  const listing = (...vars: Variable[]): Listing => ({ vars: new Map(vars.map((x) => [x.key, x])), revealed: false });
+
+  it('marks missing, same, differs, and masked secrets as set (not compared)', () => {
+    const rows = overviewRows(
+      ['dev', 'prod'],
+      new Map([
+        ['dev', listing(v('A', '1'), v('B', '1'), v('S', '***', 'secret'), v('ONLY', 'x'))],
+        ['prod', listing(v('A', '1'), v('B', '2'), v('S', '***', 'secret'))],
+      ]),
+    );
+    const by = Object.fromEntries(rows.map((r) => [r.key, [r.status, ...r.cells.map((c) => c.state)]]));
+    expect(by).toEqual({
+      A: ['same', 'same', 'same'],
+      B: ['differs', 'differs', 'differs'],
+      ONLY: ['missing', 'same', 'missing'],
+      S: ['set', 'set', 'set'],
+    });
+    // An environment whose listing did not load is unknown, not missing.
+    expect(overviewRows(['dev', 'x'], new Map([['dev', listing(v('A', '1'))]]))[0]!.cells[1]!.state).toBe('unknown');
+  });
+});
