@@ -486,13 +486,23 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
-    // Add a variable from the keyboard: type, Tab, type, Enter.
+    // Add a variable from the keyboard: type, Tab, type, Enter. Each step is checked before the next, so a
+    // keystroke that went elsewhere fails here, naming the step, not as a missing row ten seconds later.
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? null);
     await page.getByLabel('New key').focus();
+    await expect.poll(focused).toBe('New key');
     await page.keyboard.type('LOG_LEVEL');
+    await expect.poll(() => page.getByLabel('New key').inputValue()).toBe('LOG_LEVEL');
     await page.keyboard.press('Tab');
+    await expect.poll(focused).toBe('New value');
     await page.keyboard.type('debug');
+    await expect.poll(() => page.getByLabel('New value').inputValue()).toBe('debug');
     await page.keyboard.press('Enter');
-    await page.getByTestId('value-LOG_LEVEL').waitFor();
+    // The form answers with the new row, or with an error it shows: either way the test says which.
+    const added = page.getByTestId('value-LOG_LEVEL');
+    const refused = page.getByRole('form', { name: 'Add a variable' }).getByRole('alert');
+    await added.or(refused).first().waitFor();
+    expect(await refused.count(), (await refused.allTextContents()).join(' ')).toBe(0);
     const overflow = await page.evaluate(
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
