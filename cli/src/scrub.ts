@@ -5,11 +5,12 @@
  * encodings (D50, scrubForms: base64, percent, JSON, hex; they are just more byte strings, so no
  * second pass). Below, "value" means any of these patterns. Its transition table is dense over byte
  * classes (the distinct bytes that occur in some value, plus one class for all others) but filled
- * lazily: the trie and the failure links are built once, a state gets its row of the table when a
- * transition is first taken from it, and a missing transition is computed through the failure links
- * the first time it is taken, then remembered. So building for 1,000 secrets (7,000 patterns) costs
- * tens of milliseconds instead of states x classes work and memory, and nothing at all is built until
- * the child writes something (`svcenv run -- true` never builds it).
+ * lazily: the patterns are sorted once, a trie state (with its failure link) is created the first time
+ * a transition reaches it, a state gets its row of the table when a transition is first taken from it,
+ * and a missing transition is computed through the failure links the first time it is taken, then
+ * remembered. So building for 1,000 secrets (7,000 patterns) costs a sort and the prefilter's table,
+ * about 10 ms, instead of a trie of 200,000 states and states x classes work and memory; and nothing
+ * at all is built until the child writes something (`svcenv run -- true` never builds it).
  *
  * Skipping: running the automaton over every byte of a large output is the slow part, so a
  * Wu-Manber prefilter jumps between the positions where a value could start. Every value is at least
@@ -97,9 +98,17 @@ export function scrubForms(value: string): string[] {
   return forms;
 }
 
-/** The automaton and the prefilter tables, built on first use. */
+/**
+ * The automaton and the prefilter tables, built on first use. Nothing is built per state up front: the
+ * patterns are sorted, so the strings below any trie state are a range of them (`lo`..`hi`, sharing its
+ * first `depth` bytes), and a state is created the first time a transition reaches it, its child on a
+ * byte found by binary search in its range. Ordinary text reaches a few thousand of the ~200,000 states
+ * of 1,000 values with their encodings; building only sorts the patterns and fills the prefilter.
+ */
 class Tables {
   readonly classOf = new Int32Array(256);
+  /** The byte of each class but 0 (class 0 is every byte that occurs in no pattern). */
+  private readonly byteOf: Uint8Array;
   readonly width: number;
   /**
    * Transitions: (target state + 1) at [rowOf[state] + class], 0 while not yet computed. A state gets
@@ -109,15 +118,25 @@ class Tables {
    * ordinary text only ever leaves a few shallow states.
    */
   go: Int32Array;
+  /**
+   * Per-state arrays, indexed by state id in order of creation. Sized for the most states there can be
+   * (one per pattern byte, plus the root) so that they never move while the scanner holds them; only
+   * the entries of created states are ever written, so the untouched rest costs no memory.
+   */
   readonly rowOf: Int32Array;
   private rows = 1;
+  private states = 1;
   /**
    * Failure links, (target + 1), 0 while not yet computed: a state's link (and its `out`) is computed
-   * when a transition first reaches it, so that only the few hundred states ordinary text visits pay
-   * for one, not the ~200,000 of 1,000 values with their encodings (~20 ms at the first output).
+   * when a transition first reaches it.
    */
   private readonly fail1: Int32Array;
   private readonly parent: Int32Array;
+  private readonly viaClass: Int32Array;
+  /** The sorted patterns whose first `depth` bytes are the state's string: [lo, hi). */
+  private readonly lo: Int32Array;
+  private readonly hi: Int32Array;
+  private readonly sorted: Buffer[];
   /** Length of the state's string: the longest suffix of the input that is a prefix of some value. */
   readonly depth: Int32Array;
   /**
@@ -125,11 +144,6 @@ class Tables {
    * every state a transition has reached (those are the only ones the scanner reads it for).
    */
   readonly out: Int32Array;
-  /** The trie: children of the root by class ((state + 1) or 0), of other states as sibling lists. */
-  private readonly rootChild: Int32Array;
-  private readonly firstChild: Int32Array;
-  private readonly nextSibling: Int32Array;
-  private readonly viaClass: Int32Array;
   /** Prefilter window length (bytes), at most the shortest value's length. */
   readonly window: number;
   /** Prefilter: how far a window may move given the hashed block ending it (0: maybe a candidate). */
@@ -145,65 +159,53 @@ class Tables {
   constructor(patterns: readonly Buffer[]) {
     let minLength = Number.POSITIVE_INFINITY;
     let maxLength = 0;
+    let bytes = 0;
+    const classOf = this.classOf;
+    const byteOf = new Uint8Array(257);
+    let width = 1;
     for (const p of patterns) {
       minLength = Math.min(minLength, p.length);
       maxLength = Math.max(maxLength, p.length);
+      bytes += p.length;
+      for (let i = 0; i < p.length; i++) {
+        const b = p[i]!;
+        if (classOf[b] === 0) {
+          byteOf[width] = b;
+          classOf[b] = width++;
+        }
+      }
     }
     this.maxLength = maxLength;
-    const classOf = this.classOf;
-    let width = 1;
-    for (const p of patterns) {
-      for (let i = 0; i < p.length; i++) if (classOf[p[i]!] === 0) classOf[p[i]!] = width++;
-    }
     this.width = width;
-    const capacity = patterns.reduce((sum, p) => sum + p.length, 0) + 1;
-    const depth = new Int32Array(capacity);
-    const out = new Int32Array(capacity);
-    const parent = new Int32Array(capacity);
-    const viaClass = new Int32Array(capacity);
-    const firstChild = new Int32Array(capacity);
-    const nextSibling = new Int32Array(capacity);
-    const rootChild = new Int32Array(width);
-    this.depth = depth;
-    this.out = out;
-    this.parent = parent;
-    this.viaClass = viaClass;
-    this.firstChild = firstChild;
-    this.nextSibling = nextSibling;
-    this.rootChild = rootChild;
-    let states = 1;
-    for (const p of patterns) {
-      let s = 0;
-      for (let i = 0; i < p.length; i++) {
-        const c = classOf[p[i]!]!;
-        let t = s === 0 ? rootChild[c]! - 1 : this.child(s, c);
-        if (t < 0) {
-          t = states++;
-          depth[t] = depth[s]! + 1;
-          parent[t] = s;
-          viaClass[t] = c;
-          if (s === 0) rootChild[c] = t + 1;
-          else {
-            nextSibling[t] = firstChild[s]!;
-            firstChild[s] = t;
-          }
-        }
-        s = t;
-      }
-      out[s] = Math.max(out[s]!, p.length);
-    }
-    this.rowOf = new Int32Array(states);
+    this.byteOf = byteOf;
+    this.sorted = patterns.slice().sort(Buffer.compare);
+    const capacity = bytes + 1;
+    this.depth = new Int32Array(capacity);
+    this.out = new Int32Array(capacity);
+    this.parent = new Int32Array(capacity);
+    this.viaClass = new Int32Array(capacity);
+    this.lo = new Int32Array(capacity);
+    this.hi = new Int32Array(capacity);
+    this.hi[0] = this.sorted.length;
+    this.rowOf = new Int32Array(capacity);
+    this.fail1 = new Int32Array(capacity);
     this.go = new Int32Array(64 * width);
-    this.fail1 = new Int32Array(states);
 
+    // The prefilter reads only each pattern's first L bytes; sorted, equal ones are neighbours (a
+    // value's base64 forms share theirs), and only distinct ones are hashed or counted for the size.
     this.window = Math.min(minLength, MAX_WINDOW);
     const L = this.window;
-    const blocks = patterns.length * (L - BLOCK + 1);
+    const firsts: Buffer[] = [];
+    for (const p of this.sorted) {
+      const last = firsts[firsts.length - 1];
+      if (last === undefined || last.compare(p, 0, L, 0, L) !== 0) firsts.push(p);
+    }
+    const blocks = firsts.length * (L - BLOCK + 1);
     const bits = Math.min(MAX_SHIFT_BITS, Math.max(MIN_SHIFT_BITS, Math.ceil(Math.log2(4 * blocks))));
     this.hashShift = 32 - bits;
     const shift = new Uint8Array(1 << bits).fill(L - BLOCK + 1);
     const start2 = new Uint8Array(1 << 16);
-    for (const p of patterns) {
+    for (const p of firsts) {
       start2[(p[0]! << 8) | p[1]!] = 1;
       for (let j = BLOCK - 1; j < L; j++) {
         const h = blockHash(p[j - 2]!, p[j - 1]!, p[j]!, this.hashShift);
@@ -214,10 +216,41 @@ class Tables {
     this.start2 = start2;
   }
 
-  /** The trie child of `s` (not the root) on class `c`, or -1. */
+  /**
+   * The trie child of `s` on class `c` (c > 0), created now, or -1. Called once per (s, c): its result
+   * is kept in the transition table by next(), so a state is never created twice.
+   */
   private child(s: number, c: number): number {
-    for (let k = this.firstChild[s]!; k !== 0; k = this.nextSibling[k]!) if (this.viaClass[k] === c) return k;
-    return -1;
+    const sorted = this.sorted;
+    const d = this.depth[s]!;
+    const b = this.byteOf[c]!;
+    // In [lo, hi) every pattern starts with the state's d bytes; the one of exactly d bytes (the state's
+    // own string) sorts first, then the rest by their byte at d. First the patterns whose byte at d is
+    // at least b, then those past b.
+    let a = this.lo[s]!;
+    let z = this.hi[s]!;
+    while (a < z) {
+      const m = (a + z) >>> 1;
+      const p = sorted[m]!;
+      if (p.length <= d || p[d]! < b) a = m + 1;
+      else z = m;
+    }
+    if (a === this.hi[s] || sorted[a]![d] !== b) return -1;
+    const first = a;
+    z = this.hi[s]!;
+    while (a < z) {
+      const m = (a + z) >>> 1;
+      if (sorted[m]![d]! <= b) a = m + 1;
+      else z = m;
+    }
+    const t = this.states++;
+    this.depth[t] = d + 1;
+    this.parent[t] = s;
+    this.viaClass[t] = c;
+    this.lo[t] = first;
+    this.hi[t] = a;
+    if (sorted[first]!.length === d + 1) this.out[t] = d + 1;
+    return t;
   }
 
   /**
@@ -253,7 +286,7 @@ class Tables {
     }
     const v = this.go[row + c]!;
     if (v !== 0) return v - 1;
-    let t = s === 0 ? this.rootChild[c]! - 1 : this.child(s, c);
+    let t = c === 0 ? -1 : this.child(s, c);
     if (t >= 0) this.failOf(t);
     else t = s === 0 ? 0 : this.next(this.failOf(s), c);
     this.go[row + c] = t + 1; // this.go, not a copy taken before: the recursion may have grown it
