@@ -1,5 +1,5 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from './api.js';
 import { useSubmit } from './hooks.js';
 import { linkHandler } from './router.js';
@@ -137,12 +137,16 @@ export function Modal({
   const ref = useRef<HTMLDialogElement>(null);
   // Read on the first render, before showModal moves focus into the dialog.
   const [opener] = useState(() => (document.activeElement instanceof HTMLElement ? document.activeElement : null));
-  useEffect(() => {
+  // A layout effect: Preact runs a passive effect's cleanup a frame after the dialog has left the page, so
+  // focus came back to the opener after the user (or a test) had already moved on to another field.
+  useLayoutEffect(() => {
     const d = ref.current;
     if (d && !d.open) d.showModal();
     return () => {
+      const at = document.activeElement;
+      const inside = !at || at === document.body || (d?.contains(at) ?? false);
       if (d?.open) d.close();
-      if (opener?.isConnected && opener !== document.body) opener.focus();
+      if (inside && opener?.isConnected && opener !== document.body) opener.focus();
     };
   }, []);
   const onKeyDown = (e: KeyboardEvent) => {

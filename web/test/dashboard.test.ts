@@ -486,6 +486,19 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('TEXTAREA');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    // Focus goes back to the opener as the dialog closes, never a frame later: a field focused right after
+    // the dialog has gone keeps it (Preact runs a passive effect's cleanup after paint; CI lost a run to it).
+    await page.getByRole('button', { name: 'Import .env' }).click();
+    await page.getByRole('dialog', { name: 'Import variables' }).waitFor();
+    const kept = await page.evaluate(async () => {
+      document.querySelector('dialog')?.dispatchEvent(new Event('cancel', { cancelable: true }));
+      await Promise.resolve(); // the re-render that removes the dialog is a microtask
+      if (document.querySelector('dialog')) return 'dialog still there';
+      document.querySelector<HTMLElement>('[aria-label="New key"]')?.focus();
+      await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 100)));
+      return document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent;
+    });
+    expect(kept).toBe('New key');
     // Add a variable from the keyboard: type, Tab, type, Enter. Each step is checked before the next, so a
     // keystroke that went elsewhere fails here, naming the step, not as a missing row ten seconds later.
     const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? null);

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { Button, FormError, Modal } from '../ui.js';
 
 /**
@@ -31,7 +31,8 @@ export function ModalForm({
   children: ComponentChildren;
 }) {
   const form = useRef<HTMLFormElement>(null);
-  useEffect(() => {
+  // Before the first paint, right after Modal's showModal (a child's layout effect runs first).
+  useLayoutEffect(() => {
     const f = form.current;
     if (!f || (document.activeElement && f.contains(document.activeElement))) return;
     f.querySelector<HTMLElement>('input:not([type="hidden"]):not([disabled]), select, textarea')?.focus();
