@@ -175,8 +175,10 @@ describe.skipIf(!chromiumAvailable())('change requests in the dashboard (D47)', 
     await dialog.getByRole('button', { name: 'Submit for review' }).click();
     await page.getByText('Change request opened on prod').waitFor();
     await page.getByText('prod requires approval.').waitFor();
-    // The tab's badge counts it.
+    // The tab's badge counts it, and so does prod's tab among the Variables' environments.
     await page.getByTestId('open-requests').getByText('1').waitFor();
+    await page.getByRole('tab', { name: /prod/ }).getByTestId('open-count-prod').getByText('1').waitFor();
+    await screenshot(page, 'cr-badge-vars-1280');
     const [opened] = await requests('open');
     expect(opened?.changes.map((c) => [c.key, c.op])).toEqual([
       ['FEATURE', 'set'],
@@ -251,6 +253,9 @@ describe.skipIf(!chromiumAvailable())('change requests in the dashboard (D47)', 
     await dev.page.getByLabel('Message').fill('Longer timeout');
     await dev.page.getByRole('button', { name: 'Submit for review' }).click();
     await dev.page.getByText('Change request opened on prod').waitFor();
+    await dev.page.getByTestId('open-count-prod').getByText('1').waitFor();
+    expect(await dev.page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+    await screenshot(dev.page, 'cr-badge-vars-390');
     const [opened] = await requests('open');
     expect(opened?.changes.map((c) => c.key)).toEqual(['TIMEOUT']);
 

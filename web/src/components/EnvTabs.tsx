@@ -12,11 +12,14 @@ export function EnvTabs({
   current,
   onSelect,
   onAdd,
+  counts,
 }: {
   envs: Environment[];
   current: string | null;
   onSelect: (e: string) => void;
   onAdd?: () => void;
+  /** Open change requests per environment (D47): a badge on each tab that has some. */
+  counts?: Record<string, number>;
 }) {
   const list = useRef<HTMLDivElement>(null);
   const stop = envs.some((e) => e.name === current) ? current : (envs[0]?.name ?? null);
@@ -60,6 +63,11 @@ export function EnvTabs({
               <span class="protected-badge" title="Protected: Developers have no access by default">
                 <Icon name="lock" size={10} />
                 protected
+              </span>
+            )}
+            {(counts?.[e.name] ?? 0) > 0 && (
+              <span class="count-badge" data-testid={`open-count-${e.name}`} title="Open change requests">
+                {counts?.[e.name]}
               </span>
             )}
           </button>

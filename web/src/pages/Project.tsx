@@ -134,6 +134,7 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
                   envs={list}
                   env={env && list.some((e) => e.name === env) ? env : (list[0]?.name ?? null)}
                   onEnv={(e) => go('vars', e)}
+                  counts={open.counts}
                   onEnvsChanged={async () => {
                     await Promise.all([envs.reload(), project.reload()]);
                   }}

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ChangeRequest, type ChangeRequestStatus, listChangeRequests } from '../../api/change-requests.js';
+import { EnvTabs } from '../../components/EnvTabs.js';
 import { useAsync } from '../../hooks.js';
 import { relativeTime } from '../../lib/format.js';
 import type { Environment, Project } from '../../types.js';
@@ -38,27 +39,7 @@ export function ChangeRequestsView({
   const current = envs.find((e) => e.name === env);
   return (
     <>
-      <div class="env-tabs" role="tablist" aria-label="Environments">
-        {envs.map((e) => (
-          <button
-            type="button"
-            role="tab"
-            key={e.name}
-            aria-selected={current?.name === e.name}
-            class="env-tab"
-            style={{ borderColor: current?.name === e.name ? e.color : 'transparent' }}
-            onClick={() => onEnv(e.name)}
-          >
-            <span class="env-dot" style={{ background: e.color }} aria-hidden="true" />
-            {e.name}
-            {(counts[e.name] ?? 0) > 0 && (
-              <span class="count-badge" data-testid={`open-count-${e.name}`} title="Open change requests">
-                {counts[e.name]}
-              </span>
-            )}
-          </button>
-        ))}
-      </div>
+      <EnvTabs envs={envs} current={current?.name ?? null} onSelect={onEnv} counts={counts} />
       {current ? (
         <EnvRequests key={current.name} project={project} env={current} onApplied={onApplied} />
       ) : (

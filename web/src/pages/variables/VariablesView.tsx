@@ -14,12 +14,15 @@ export function VariablesView({
   env,
   onEnv,
   onEnvsChanged,
+  counts,
 }: {
   project: Project;
   envs: Environment[];
   env: string | null;
   onEnv: (e: string) => void;
   onEnvsChanged: () => Promise<void>;
+  /** Open change requests per environment (D47), shown on the tabs so reviewers see them from here. */
+  counts?: Record<string, number>;
 }) {
   const toast = useToast();
   // Environment administration is offered only to those the server lets do it (D57).
@@ -30,7 +33,13 @@ export function VariablesView({
   const current = envs.find((e) => e.name === env);
   return (
     <>
-      <EnvTabs envs={envs} current={env} onSelect={onEnv} {...(admin ? { onAdd: () => setAdding(true) } : {})} />
+      <EnvTabs
+        envs={envs}
+        current={env}
+        onSelect={onEnv}
+        counts={counts}
+        {...(admin ? { onAdd: () => setAdding(true) } : {})}
+      />
       {!current ? (
         admin ? (
           <Empty title="No environments" action={<Button onClick={() => setAdding(true)}>Add an environment</Button>}>
