@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
 import { setToken } from '../api.js';
+import { CodeField } from '../components/CodeField.js';
 import { useSubmit } from '../hooks.js';
 import { afterLogin } from '../lib/next.js';
 import { navigate } from '../router.js';
@@ -47,18 +48,7 @@ export function LoginForm({ next = '/projects', email: invited = '' }: { next?: 
     return (
       <form class="stack" onSubmit={submit(async () => signedIn((await verifyMfa({ mfaToken, code })).token))}>
         <p class="muted">Enter the 6-digit code from your authenticator app, or one of your backup codes.</p>
-        <Field label="Authentication code" name="code" error={error}>
-          <input
-            class="input input-code"
-            name="code"
-            inputMode="numeric"
-            autocomplete="one-time-code"
-            value={code}
-            onInput={(e) => setCode(e.currentTarget.value)}
-            autofocus
-            required
-          />
-        </Field>
+        <CodeField value={code} onValue={setCode} error={error} />
         <FormError error={error} fields={['code']} />
         <Button type="submit" variant="primary" busy={busy}>
           Verify

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { forgotPassword, resetPassword } from '../api/auth.js';
 import { ApiError, getToken, setToken } from '../api.js';
+import { CodeField } from '../components/CodeField.js';
 import { useSubmit } from '../hooks.js';
 import { navigate } from '../router.js';
 import { Button, ErrorBanner, Field, FormError, Link } from '../ui.js';
@@ -164,18 +165,7 @@ export function ResetPasswordPage({ token }: { token: string | null }) {
                 This account uses two-factor authentication. Enter the 6-digit code from your authenticator app, or one
                 of your backup codes.
               </div>
-              <Field label="Authentication code" name="code" error={error}>
-                <input
-                  class="input input-code"
-                  name="code"
-                  inputMode="numeric"
-                  autocomplete="one-time-code"
-                  value={code}
-                  onInput={(e) => setCode(e.currentTarget.value)}
-                  autofocus
-                  required
-                />
-              </Field>
+              <CodeField value={code} onValue={setCode} error={error} />
             </>
           )}
           <FormError error={error} fields={['newPassword', 'confirm', 'code']} />

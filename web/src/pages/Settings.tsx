@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { changePassword, disableMfa, enableMfa, regenerateBackupCodes, setupMfa, updateMe } from '../api/account.js';
 import { getBilling, getConnections, getStats, renameWorkspace } from '../api/workspace.js';
 import { ApiError, setToken } from '../api.js';
+import { CodeField } from '../components/CodeField.js';
 import { useAsync, useSubmit } from '../hooks.js';
 import { relativeTime } from '../lib/format.js';
 import { navigate } from '../router.js';
@@ -154,19 +155,7 @@ function TwoFactor() {
       await fn();
       setCode('');
     });
-  const codeField = (label: string) => (
-    <Field label={label} name="code" error={error}>
-      <input
-        class="input input-code"
-        inputMode="numeric"
-        autocomplete="one-time-code"
-        value={code}
-        onInput={(e) => setCode(e.currentTarget.value)}
-        required
-        autofocus
-      />
-    </Field>
-  );
+  const codeField = (label: string) => <CodeField label={label} value={code} onValue={setCode} error={error} />;
 
   if (codes) {
     return (
