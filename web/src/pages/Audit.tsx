@@ -3,6 +3,7 @@ import { type AuditFilters, collectAudit, EXPORT_MAX, listAudit } from '../api/a
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
 import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } from '../lib/audit.js';
+import { download } from '../lib/download.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { useToast } from '../toast.js';
 import type { AuditEntry, Member } from '../types.js';
@@ -36,18 +37,6 @@ const toFilters = (d: Draft): AuditFilters => ({
   from: dayBound(d.from, 'from'),
   to: dayBound(d.to, 'to'),
 });
-
-/** Hands a file to the browser. */
-function save(text: string, type: string, filename: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
 
 /**
  * One audit log (a project's, or else the workspace's): newest first in cursor pages, filtered on the server by
@@ -123,8 +112,8 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
       );
       const day = new Date().toISOString().slice(0, 10);
       const name = `svcenv-audit-${fileName}-${day}.${format}`;
-      if (format === 'csv') save(auditCsv(all), 'text/csv;charset=utf-8', name);
-      else save(auditJson(all), 'application/json', name);
+      if (format === 'csv') download(new Blob([auditCsv(all)], { type: 'text/csv;charset=utf-8' }), name);
+      else download(new Blob([auditJson(all)], { type: 'application/json' }), name);
       toast(
         complete
           ? `Exported ${all.length} ${all.length === 1 ? 'entry' : 'entries'}`

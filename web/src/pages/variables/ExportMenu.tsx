@@ -1,19 +1,8 @@
 import { useState } from 'preact/hooks';
 import { exportVars } from '../../api/variables.js';
+import { download } from '../../lib/download.js';
 import { useAction } from '../../toast.js';
 import { Button } from '../../ui.js';
-
-/** Hands a downloaded file to the browser under the server's file name. */
-function save(blob: Blob, filename: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
 
 /**
  * The export formats of one environment, as files the server renders. Exporting values needs write, like
@@ -22,11 +11,11 @@ function save(blob: Blob, filename: string): void {
 export function ExportMenu({ projectId, env, withValues }: { projectId: string; env: string; withValues: boolean }) {
   const act = useAction();
   const [open, setOpen] = useState(false);
-  const download = (format: 'dotenv' | 'k8s', reveal: boolean) => {
+  const exportAs = (format: 'dotenv' | 'k8s', reveal: boolean) => {
     setOpen(false);
     return act(async () => {
       const { blob, filename } = await exportVars(projectId, env, format, reveal);
-      save(blob, filename);
+      download(blob, filename);
     });
   };
   return (
@@ -38,15 +27,15 @@ export function ExportMenu({ projectId, env, withValues }: { projectId: string; 
         <div class="menu menu-right" role="menu" onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
           {withValues && (
             <>
-              <button type="button" role="menuitem" class="menu-item" onClick={() => download('dotenv', true)}>
+              <button type="button" role="menuitem" class="menu-item" onClick={() => exportAs('dotenv', true)}>
                 .env (values)
               </button>
-              <button type="button" role="menuitem" class="menu-item" onClick={() => download('k8s', true)}>
+              <button type="button" role="menuitem" class="menu-item" onClick={() => exportAs('k8s', true)}>
                 Kubernetes Secret (values)
               </button>
             </>
           )}
-          <button type="button" role="menuitem" class="menu-item" onClick={() => download('dotenv', false)}>
+          <button type="button" role="menuitem" class="menu-item" onClick={() => exportAs('dotenv', false)}>
             .env (secrets masked)
           </button>
         </div>
