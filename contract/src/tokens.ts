@@ -51,14 +51,14 @@ export const tokenParams = z.strictObject({ id: uuid });
  * D58: `GET /v1/auth/token`, an access token describing itself (for `svcenv whoami`): never the token,
  * only what the dashboard's token list shows of it.
  */
-export const tokenSelfResponse = z.object({
-  id: uuid,
-  name: z.string(),
-  tokenPrefix: z.string(),
-  scope: tokenScope,
-  envs: z.array(z.string()),
-  projectId: uuid.nullable(),
-  expiresAt: timestamp.nullable(),
+export const tokenSelfResponse = accessToken.pick({
+  id: true,
+  name: true,
+  tokenPrefix: true,
+  scope: true,
+  envs: true,
+  projectId: true,
+  expiresAt: true,
 });
 
 export type AccessToken = z.infer<typeof accessToken>;
