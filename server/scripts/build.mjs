@@ -29,6 +29,7 @@ import {
 } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestMtime } from '../../scripts/newest-mtime.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const server = join(here, '..');
@@ -72,20 +73,9 @@ const outputs = () => [
   join(outDir, 'audit-writer.worker.mjs'),
 ];
 
-function newest(path) {
-  if (!existsSync(path)) return 0;
-  const st = statSync(path);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let n = st.mtimeMs;
-  for (const e of readdirSync(path, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) n = Math.max(n, statSync(join(e.parentPath, e.name)).mtimeMs);
-  }
-  return n;
-}
-
 /** True when every output exists and none is older than the newest input. */
 export function isFresh() {
-  const sources = Math.max(...inputs.map(newest));
+  const sources = Math.max(...inputs.map(newestMtime));
   return outputs().every((f) => existsSync(f) && statSync(f).mtimeMs >= sources);
 }
 

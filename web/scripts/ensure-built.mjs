@@ -5,24 +5,14 @@
  * by `prestart` (so `npm start` after editing web/ serves the new build) and by the test global setup.
  * `--force` always builds.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestMtime } from '../../scripts/newest-mtime.mjs';
 
 const web = join(dirname(fileURLToPath(import.meta.url)), '..');
 const root = join(web, '..');
 const output = join(web, 'dist', 'index.html');
-
-function newest(path) {
-  if (!existsSync(path)) return 0;
-  const st = statSync(path);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let n = st.mtimeMs;
-  for (const e of readdirSync(path, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) n = Math.max(n, statSync(join(e.parentPath, e.name)).mtimeMs);
-  }
-  return n;
-}
 
 export async function ensureBuilt({ force = false } = {}) {
   const sources = Math.max(
@@ -33,7 +23,7 @@ export async function ensureBuilt({ force = false } = {}) {
       join(web, 'vite.config.ts'),
       join(web, 'package.json'),
       join(root, 'contract', 'src'),
-    ].map(newest),
+    ].map(newestMtime),
   );
   if (!force && existsSync(output) && statSync(output).mtimeMs >= sources) return false;
   let build;
