@@ -28,7 +28,7 @@ import { logMailer, smtpMailer } from './lib/mail.js';
 import { Metrics } from './lib/metrics.js';
 import type { Resolver } from './lib/net-guard.js';
 import { RateLimiter, RedisLimitStore } from './lib/rate-limit.js';
-import { loggablePath } from './lib/redact.js';
+import { fieldNameLike, loggablePath } from './lib/redact.js';
 import { authRoutes } from './routes/auth.js';
 import { changeRequestRoutes } from './routes/change-requests.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
@@ -183,13 +183,16 @@ const documentRoute: typeof jsonSchemaTransform = (input) => {
   return out;
 };
 
-/** The dotted path of the first string or key holding a NUL character, or null. */
+/**
+ * The dotted path of the first string or key holding a NUL character, or null. A key that is neither an
+ * index nor name-shaped (a pasted value or credential) is written `(unknown)`, as for an unknown field.
+ */
 function pathOfNul(value: unknown, path: string[]): string | null {
   if (typeof value === 'string') return value.includes('\0') ? path.join('.') : null;
   if (typeof value !== 'object' || value === null) return null;
   for (const [k, v] of Object.entries(value)) {
     if (k.includes('\0')) return path.join('.');
-    const found = pathOfNul(v, [...path, k]);
+    const found = pathOfNul(v, [...path, /^\d+$/.test(k) || fieldNameLike(k) ? k : '(unknown)']);
     if (found !== null) return found;
   }
   return null;

@@ -86,6 +86,12 @@ describe(`hardening (${dialectName})`, () => {
       },
     });
     expect(bulk.error).toMatchObject({ code: 'VALIDATION', field: 'items.1.value' });
+    // A key that is a pasted credential is not echoed as the field's name.
+    const pasted = 'ghp_R4nd0mL00k1ngT0kenV4lue123';
+    const keyed = await app.request('PATCH', '/v1/me', { token: jwt, body: { [pasted]: nul } });
+    expect(keyed.status).toBe(400);
+    expect(keyed.error).toMatchObject({ code: 'VALIDATION', field: '(unknown)' });
+    expect(keyed.text).not.toContain(pasted);
     const vars = await app.request('GET', `/v1/projects/${p.id}/envs/dev/vars`, { token: jwt });
     expect(vars.text).toBe('{"vars":[]}');
     const projects = await app.request('GET', '/v1/projects', { token: jwt });

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ReferenceError422 } from '../lib/errors.js';
-import { looksLikeCredential } from '../lib/redact.js';
+import { fieldNameLike } from '../lib/redact.js';
 
 // Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
 // `constructor.prototype` (refused against prototype poisoning).
@@ -33,9 +33,7 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     const context = (error as FastifyError).validationContext ?? 'body';
     // An unknown field is named only when it looks like a field name, so a pasted value is never echoed.
     const rawUnknown = first.keyword === 'unrecognized_keys' ? params.keys?.[0] : undefined;
-    const nameLike =
-      rawUnknown && /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/.test(rawUnknown) && !looksLikeCredential(rawUnknown);
-    const unknownKey = nameLike ? rawUnknown : rawUnknown && '(unknown)';
+    const unknownKey = rawUnknown && (fieldNameLike(rawUnknown) ? rawUnknown : '(unknown)');
     const field = [...path, ...(unknownKey ? [unknownKey] : [])].join('.') || context;
     const message = unknownKey ? `unknown field "${unknownKey}"` : first.message;
     return reply.status(400).send(body('VALIDATION', `${field}: ${message}`, field));

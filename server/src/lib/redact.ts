@@ -17,6 +17,11 @@ export function looksLikeCredential(text: string): boolean {
   return text.length >= 20 && /[a-z]/.test(text) && /[A-Z]/.test(text) && /[0-9]/.test(text);
 }
 
+/** True for text that may be echoed as a field name: identifier-shaped and not credential-shaped. */
+export function fieldNameLike(text: string): boolean {
+  return /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/.test(text) && !looksLikeCredential(text);
+}
+
 /** A request path for the log: every credential-shaped segment replaced. */
 export function loggablePath(url: string): string {
   const path = url.split('?')[0] ?? '';
