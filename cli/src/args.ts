@@ -146,7 +146,7 @@ export function renderFlagHelp(specs: FlagSpecs): string {
 export function shellLine(args: readonly string[]): string {
   return args
     .map((a) => {
-      if (a.includes('tok_')) return '<ACCESS_TOKEN>';
+      if (looksLikeToken(a)) return '<ACCESS_TOKEN>';
       return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`;
     })
     .join(' ');

@@ -227,7 +227,7 @@ export class MissingTargetError extends CliError {
  */
 export function requireTarget(s: Settings): { project: string; env: string } {
   if (!s.project) throw new MissingTargetError('project', s);
-  if (s.project.includes('tok_')) {
+  if (looksLikeToken(s.project)) {
     throw new CliError(
       'CONFIG',
       'the project is an access token, not a project id or slug',
@@ -235,16 +235,23 @@ export function requireTarget(s: Settings): { project: string; env: string } {
     );
   }
   if (!s.env) throw new MissingTargetError('env', s);
-  // D20's rule for environment names, checked before any request: a token or a value pasted into --env
-  // would otherwise travel in the URL into the server's log, and it is not repeated here either.
-  if (!ENV_NAME.test(s.env)) {
+  checkEnvName(s.env);
+  return { project: s.project, env: s.env };
+}
+
+/**
+ * D20's rule for environment names, checked before any request or file write: a token or a value pasted
+ * into --env would otherwise travel in the URL into the server's log (or into `.svcenv.json`), and it is
+ * not repeated here either.
+ */
+export function checkEnvName(env: string): void {
+  if (!ENV_NAME.test(env)) {
     throw new CliError(
       'CONFIG',
-      `the environment (--env, SVCENV_ENV, .svcenv.json or the config file) is not an environment name${looksLikeToken(s.env) ? ' but an access token' : ''}; it is not repeated`,
+      `the environment (--env, SVCENV_ENV, .svcenv.json or the config file) is not an environment name${looksLikeToken(env) ? ' but an access token' : ''}; it is not repeated`,
       'environment names are 1 to 64 characters of a-z, 0-9, "-" and "_", such as dev, staging or prod',
     );
   }
-  return { project: s.project, env: s.env };
 }
 
 /** D20: an environment name is 1 to 64 characters of lower-case letters, digits, `-` and `_`. */

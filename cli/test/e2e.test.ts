@@ -437,6 +437,11 @@ describe('run', () => {
       expect(r.stderr).toMatch(message);
     }
     expect(existsSync(marker)).toBe(false);
+    // Without `--`, the hint shows where it goes; a value pasted into --only is not repeated in it.
+    const pasted = await runCli(['run', '--only', 'PORT,hunter2 secret value', 'touch', marker], { env: e(), cwd });
+    expect(pasted.code).toBe(1);
+    expect(pasted.stderr).toContain(`svcenv run <options> -- touch ${marker}`);
+    expect(pasted.stderr).not.toContain('hunter2');
   });
 
   it('exposes the scope as environment variables and passes exit codes through', async () => {

@@ -280,6 +280,12 @@ describe('D58: setup and .svcenv.json', () => {
       'NOT_FOUND: project Shop API has no environment "stagign": choose one with --env: dev, staging, prod\nhint: did you mean --env staging?\n',
     );
     expect(existsSync(join(root, '.svcenv.json'))).toBe(false);
+    // A token pasted as --env is neither repeated nor written into the file meant to be committed.
+    const pasted = await runCli(['setup', '-p', project.id, '-e', readToken], { env: e, cwd: root });
+    expect(pasted.code).toBe(1);
+    expect(pasted.stderr).toContain('not an environment name but an access token; it is not repeated');
+    expect(pasted.stderr + pasted.stdout).not.toContain(readToken);
+    expect(existsSync(join(root, '.svcenv.json'))).toBe(false);
 
     const r = await runCli(['setup', '-p', project.id, '-e', 'staging'], { env: e, cwd: root });
     expect(r.code, r.stderr).toBe(0);

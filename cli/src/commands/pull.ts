@@ -3,7 +3,7 @@ import { Api } from '../api.js';
 import { path } from '../builtins.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
-import { CliError, usageError } from '../errors.js';
+import { CliError, looksLikeToken, usageError } from '../errors.js';
 import { appendGithubEnv, writeSecretFile } from '../files.js';
 import { FORMAT_READERS, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
 import { noteTo, watchChanges } from '../watch.js';
@@ -48,7 +48,11 @@ export const pullCommand: Command = {
   async run(args, ctx) {
     const format = (args.flags.format as string | undefined) ?? 'dotenv';
     if (!isPullFormat(format)) {
-      throw new CliError('USAGE', `unknown --format ${format}`, `use one of: ${PULL_FORMATS.join(', ')}`);
+      throw new CliError(
+        'USAGE',
+        `unknown --format ${looksLikeToken(format) ? '(an access token, not repeated)' : format}`,
+        `use one of: ${PULL_FORMATS.join(', ')}`,
+      );
     }
     const watch = args.flags.watch === true;
     if (watch && args.flags.stdout) throw usageError('--watch rewrites a file; it cannot be used with --stdout');

@@ -44,10 +44,13 @@ export const runCommand: Command = {
     // D58: the command goes after `--` (spec run rule 1); the hint is the line given, with `--` in place.
     if (args.rest === undefined) {
       const flags = args.argv?.slice(0, args.argv.length - args.positionals.length) ?? [];
+      // The options are repeated only when each is a plain word: a value pasted into --only (it would need
+      // quoting) is not echoed back; the hint then shows where `--` goes without them.
+      const plain = flags.every((f) => /^[\w@%+=:,./-]+$/.test(f) && !looksLikeToken(f));
       throw usageError(
         'missing `--`: put `--` before the command',
         args.positionals.length
-          ? `svcenv run ${shellLine([...flags, '--', ...args.positionals])}`
+          ? `svcenv run ${plain ? shellLine([...flags, '--', ...args.positionals]) : `<options> -- ${shellLine(args.positionals)}`}`
           : 'svcenv run --all -- <command>',
       );
     }

@@ -1,7 +1,14 @@
 import { Api, pathOf } from '../api.js';
 import { fs, path } from '../builtins.js';
 import type { Command } from '../command.js';
-import { MissingTargetError, PROJECT_FILE, type ProjectFile, readProjectFile, resolveSettings } from '../config.js';
+import {
+  checkEnvName,
+  MissingTargetError,
+  PROJECT_FILE,
+  type ProjectFile,
+  readProjectFile,
+  resolveSettings,
+} from '../config.js';
 import { CliError, closest, looksLikeToken, shown } from '../errors.js';
 
 type ProjectRow = { id: string; name: string; slug?: string | undefined; envs: string[] };
@@ -27,7 +34,8 @@ export const setupCommand: Command = {
   async run(args, ctx) {
     const projectFlag = nonEmpty(args.flags.project);
     const envFlag = nonEmpty(args.flags.env);
-    const settings = resolveSettings({}, ctx.env, ctx.cwd);
+    // The flags count as given, so a broken `.svcenv.json` here is not read when setup is told what to write.
+    const settings = resolveSettings({ project: projectFlag, env: envFlag }, ctx.env, ctx.cwd);
     const lookup = async (): Promise<ProjectRow[] | undefined> => {
       if (!settings.token) return undefined;
       const { projectList } = await import('../schemas.js');
@@ -52,8 +60,9 @@ export const setupCommand: Command = {
     }
     const file = path().join(ctx.cwd, PROJECT_FILE);
     // Re-running setup with only --project keeps the env already written here for that same project.
-    const here: ProjectFile = fs().existsSync(file) ? readProjectFile(file) : {};
+    const here: ProjectFile = envFlag === undefined && fs().existsSync(file) ? readProjectFile(file) : {};
     const env = envFlag ?? (here.project === project ? here.env : undefined);
+    if (env !== undefined) checkEnvName(env);
 
     const notes: string[] = [];
     const projects = await lookup();
