@@ -34,7 +34,6 @@ export const errorBody = z.object({
   error: z.object({ code: z.string(), message: z.string(), field: z.string() }),
 });
 
-/** D36: an audit page size, 1 to 200, written in plain decimal digits (no `1e2`, `0x10` or ` 7`). */
 /**
  * D48: a project slug. Never uuid-shaped (D58: a path segment is an id or a slug, never ambiguous): a slug
  * is 1-63 characters and a uuid 36 with four dashes at fixed places, which the refinement refuses.
@@ -49,6 +48,7 @@ export const projectSlug = z
 /** D58: a project named in a path, by id or by slug. */
 export const projectRef = z.union([uuid, projectSlug]);
 
+/** D36: an audit page size, 1 to 200, written in plain decimal digits (no `1e2`, `0x10` or ` 7`). */
 export const auditLimit = z
   .string()
   .regex(/^[0-9]{1,4}$/, 'must be a whole number from 1 to 200')

@@ -114,21 +114,6 @@ export function containsReference(value: string): boolean {
   return value.includes('${') && parseTemplate(value).some((p) => typeof p !== 'string');
 }
 
-/** The targets a value references directly, fallbacks included. */
-export function referencedTargets(value: string): RefTarget[] {
-  if (!value.includes('${')) return [];
-  const out: RefTarget[] = [];
-  const walk = (parts: Part[]) => {
-    for (const p of parts) {
-      if (typeof p === 'string') continue;
-      out.push(p.target);
-      if (p.fallback) walk(p.fallback);
-    }
-  };
-  walk(parseTemplate(value));
-  return out;
-}
-
 export interface SourceVar {
   /** null: a stored value that does not decrypt; a reference that reaches it cannot resolve. */
   value: string | null;
