@@ -37,7 +37,7 @@ export async function pullRoutes(fastify: FastifyInstance) {
       // `svcenv run` scrubs every value but those, so a user variable that overrides one is scrubbed too.
       if (result.context) reply.header('x-svcenv-context', result.context);
       // D29: a matching If-None-Match gets 304 with no body.
-      if (notModified(req.headers['if-none-match'], result.etag)) return reply.status(304).send();
+      if (notModified(ifNoneMatch, result.etag)) return reply.status(304).send();
       return reply.type(result.contentType).send(result.body);
     },
   );

@@ -97,8 +97,11 @@ export async function authorizeProject(
   ctx: Ctx,
   projectId: string,
   need: 'visible' | 'admin' | 'owner' = 'visible',
+  /** Reads of a request that writes nothing use the epoch its authentication read, as authorizeEnv does. */
+  readOnly = false,
 ): Promise<ProjectAccess> {
-  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, projectId);
+  const at = readOnly ? (ctx.epoch ?? readEpoch(ctx.deps.db)) : undefined;
+  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, projectId, at);
   if (need === 'admin') requireProjectAdmin(access);
   if (need === 'owner') requireOwner(ctx.principal);
   return access;

@@ -141,7 +141,7 @@ export async function pullWaiting(
       const left = deadline - Date.now();
       if (left <= 0) break;
       // D49: woken by a change of any environment the body read, not only the one pulled.
-      const held = ctx.deps.watch.wait(rendered.watched, tokenId, left);
+      const held = ctx.deps.watch.wait(rendered.watched(), tokenId, left);
       if (!held) break;
       const reason = await held;
       current = await reauthenticate();
@@ -191,9 +191,13 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     };
     cached.bodies.set(variant, out);
   }
-  // The revisions the body was rendered at: this environment's and every other one its references read.
-  const watched = new Map<string, number>([[env.id, cached.revision]]);
-  for (const d of cached.dependencies) if (d.envId !== null) watched.set(d.envId, d.revision);
+  // The revisions the body was rendered at: this environment's and every other one its references read
+  // (built only for a pull that is held).
+  const watched = () => {
+    const at = new Map<string, number>([[env.id, cached.revision]]);
+    for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
+    return at;
+  };
   return { out, keys: cached.vars.keys(), watched, revision: cached.revision };
 }
 

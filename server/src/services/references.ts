@@ -163,7 +163,7 @@ export async function dependenciesHold(
     let access = accesses.get(row.project_id);
     if (access === undefined) {
       try {
-        access = await authorizeProject(ctx, row.project_id);
+        access = await authorizeProject(ctx, row.project_id, 'visible', readOnly);
       } catch (e) {
         if (!isRefusal(e)) throw e;
         access = null;
