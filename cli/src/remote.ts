@@ -39,10 +39,6 @@ const pullQuery = (o: PullOptions) => ({
   format: o.format === 'dotenv' ? undefined : o.format,
 });
 
-export function pullText(api: Api, o: PullOptions): Promise<string> {
-  return api.text(pathOf.pull(o.project, o.env), { query: pullQuery(o) });
-}
-
 export async function pullVars(api: Api, o: Omit<PullOptions, 'format'>): Promise<Map<string, string>> {
   return (await pullVarsWithContext(api, o)).vars;
 }
