@@ -5,22 +5,17 @@
 import type {
   AccessToken,
   AuditEntry,
-  auditPage,
   backupCodesResponse,
-  billing,
-  connections,
   createTokenResponse,
   diffResponse,
   Environment,
   HistoryEntry,
-  invitesResponse,
   Member,
   mfaSetupResponse,
   myWorkspacesResponse,
   Project,
   ProjectMember,
   SessionUser,
-  stats,
   Variable,
   Webhook,
   WebhookDelivery,
@@ -44,13 +39,8 @@ export type {
   WebhookEvent,
   Workspace,
 };
-export type AuditPage = z.infer<typeof auditPage>;
-export type Billing = z.infer<typeof billing>;
-export type Connections = z.infer<typeof connections>;
-export type Stats = z.infer<typeof stats>;
 export type DiffResponse = z.infer<typeof diffResponse>;
 export type CreatedToken = z.infer<typeof createTokenResponse>;
-export type PendingInvite = z.infer<typeof invitesResponse>['invites'][number];
 export type WsRole = SessionUser['wsRole'];
 export type ProjectRole = ProjectMember['role'];
 export type EnvPermission = ProjectMember['envPermissions'][string];
