@@ -48,7 +48,7 @@ describe('overview rows', () => {
     updatedAt: '2026-12-01T10:00:00.000Z',
     expiresAt: null,
   });
-  const listing = (...vars: Variable[]): Listing => ({ vars: new Map(vars.map((x) => [x.key, x])), revealed: false });
+  const listing = (...vars: Variable[]): Listing => ({ vars: new Map(vars.map((x) => [x.key, x])) });
 
   it('marks missing, same, differs, and masked secrets as set (not compared)', () => {
     const rows = overviewRows(

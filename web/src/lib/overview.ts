@@ -6,10 +6,9 @@
 import type { Variable } from '../types.js';
 import { isMasked } from './mask.js';
 
-/** One environment's listing: its variables by key, and whether secrets were revealed in it. */
+/** One environment's listing: its variables by key. */
 export interface Listing {
   vars: Map<string, Variable>;
-  revealed: boolean;
 }
 
 /** `unknown`: the environment's listing did not load. */

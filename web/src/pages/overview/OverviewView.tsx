@@ -45,7 +45,7 @@ export function OverviewView({ project, envs }: { project: Project; envs: Enviro
         const reveals = withReveal && canWrite(project, env);
         try {
           const r = await listVars(project.id, env, reveals);
-          return { env, listing: { vars: new Map(r.vars.map((v) => [v.key, v])), revealed: reveals } };
+          return { env, listing: { vars: new Map(r.vars.map((v) => [v.key, v])) } };
         } catch (error) {
           return { env, error };
         }
