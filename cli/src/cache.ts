@@ -13,7 +13,7 @@
  * (ADR 0001-cli).
  */
 import { fs } from './builtins.js';
-import { randomHex } from './files.js';
+import { writeSecretFile } from './files.js';
 
 export interface CacheEntry {
   etag: string;
@@ -102,17 +102,10 @@ export class PullCache {
       this.key,
       utf8.encode(JSON.stringify(entries)),
     );
-    const { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } = fs();
+    const { chmodSync, mkdirSync } = fs();
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     chmodSync(this.dir, 0o700);
-    const tmp = `${this.file}.${randomHex(6)}.tmp`;
-    try {
-      writeFileSync(tmp, Buffer.concat([MAGIC, iv, new Uint8Array(sealed)]), { mode: 0o600, flag: 'wx' });
-      renameSync(tmp, this.file);
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw err;
-    }
+    writeSecretFile(this.file, Buffer.concat([MAGIC, iv, new Uint8Array(sealed)]));
   }
 
   /** D42: a 401, 403 or 404 deletes the entry, so a revoked token loses its cached copy too. */

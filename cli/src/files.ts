@@ -11,15 +11,15 @@ export function randomHex(bytes: number): string {
 }
 
 /**
- * Writes `text` to `path` with mode 0600: a new file created 0600 beside it, then renamed over the
+ * Writes `data` to `path` with mode 0600: a new file created 0600 beside it, then renamed over the
  * target, so readers never see a half-written file and an existing file's looser mode is replaced.
  */
-export function writeSecretFile(file: string, text: string): void {
+export function writeSecretFile(file: string, data: string | Uint8Array): void {
   const { chmodSync, renameSync, rmSync, writeFileSync } = fs();
   const { basename, dirname, join } = path();
   const tmp = join(dirname(file), `.${basename(file)}.${randomHex(6)}.tmp`);
   try {
-    writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+    writeFileSync(tmp, data, { mode: 0o600, flag: 'wx' });
     chmodSync(tmp, 0o600);
     renameSync(tmp, file);
   } catch (err) {
