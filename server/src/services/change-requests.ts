@@ -133,12 +133,14 @@ export async function openChangeRequest(
   const id = newId();
   const now = deps.clock.now().toISOString();
   const result = await deps.db.transaction().execute(async (trx) => {
-    await checkRevision(trx, deps, env.id, input.ifRevision);
-    const current = await trx
-      .selectFrom('environments')
-      .select('revision')
-      .where('id', '=', env.id)
-      .executeTakeFirstOrThrow();
+    // The revision the request is based on: the one If-Match named (checked, and locked on PostgreSQL), or else
+    // the environment's current one.
+    const baseRevision =
+      (await checkRevision(trx, deps, env.id, input.ifRevision)) ??
+      Number(
+        (await trx.selectFrom('environments').select('revision').where('id', '=', env.id).executeTakeFirstOrThrow())
+          .revision,
+      );
     const touched = [...seen];
     const existing = new Map<string, VarType>();
     for (let i = 0; i < touched.length; i += 500) {
@@ -158,7 +160,7 @@ export async function openChangeRequest(
       id,
       environment_id: env.id,
       status: 'open',
-      base_revision: Number(current.revision),
+      base_revision: baseRevision,
       author_id: principal.userId,
       author_name: principal.actorName,
       message: input.message,

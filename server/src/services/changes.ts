@@ -79,15 +79,16 @@ export async function recordChange(
 /**
  * D46: a write sent with `If-Match: "rev:<n>"` does nothing unless the environment is still at revision n.
  * Called first in the write's transaction; on PostgreSQL it locks the environment row (FOR UPDATE) so that no
- * other writer moves the revision between this check and this write's own bump.
+ * other writer moves the revision between this check and this write's own bump. Returns n, or undefined
+ * when the write named no revision.
  */
 export async function checkRevision(
   trx: Db,
   deps: Pick<Ctx['deps'], 'dialect'>,
   envId: string,
   expected: number | undefined,
-): Promise<void> {
-  if (expected === undefined) return;
+): Promise<number | undefined> {
+  if (expected === undefined) return undefined;
   let q = trx.selectFrom('environments').select('revision').where('id', '=', envId);
   if (deps.dialect === 'postgres') q = q.forUpdate();
   const row = await q.executeTakeFirstOrThrow();
@@ -98,6 +99,7 @@ export async function checkRevision(
       'revision',
     );
   }
+  return expected;
 }
 
 /**

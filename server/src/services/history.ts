@@ -59,7 +59,8 @@ export async function recordVersions(
  * Makes a stored history version the variable's value again (its value, type and expiry), re-creating a
  * deleted key. A history ciphertext does not open as the variable's value (values.ts): it is opened and
  * re-sealed in that role. Returns the plaintext; the caller records the `restored` entry, which may take
- * the version's own ciphertext, being a history entry of the same key.
+ * the version's own ciphertext, being a history entry of the same key. `plain`: the version's value when the
+ * caller has opened it already (rollback compares it first).
  */
 export async function restoreVersion(
   trx: Db,
@@ -67,8 +68,8 @@ export async function restoreVersion(
   env: { id: string },
   version: SealedVersion,
   now: string,
+  plain: string = sealer.open(version.key, version.value_sealed, 'history'),
 ): Promise<string> {
-  const plain = sealer.open(version.key, version.value_sealed, 'history');
   const row = {
     type: version.type,
     value_sealed: sealer.seal(version.key, plain, 'current'),

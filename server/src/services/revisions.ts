@@ -139,7 +139,8 @@ export async function rollback(
     const created: string[] = [];
     const updated: string[] = [];
     const deleted: string[] = [];
-    const restoredValues = new Set<string>();
+    /** The keys to restore, with the value of revision N (opened once, for the comparison and the restore). */
+    const restoredValues = new Map<string, string>();
     for (const [key, v] of then) {
       const value = sealer.open(key, v.value_sealed, 'history');
       const cur = nowByKey.get(key);
@@ -151,7 +152,7 @@ export async function rollback(
       } else {
         created.push(key);
       }
-      restoredValues.add(key);
+      restoredValues.set(key, value);
     }
     for (const key of nowByKey.keys()) if (!then.has(key)) deleted.push(key);
     const currentRevision = env.revision;
@@ -167,10 +168,10 @@ export async function rollback(
       event: { keys: [...created, ...updated, ...deleted], created, updated },
     });
     const versions: (SealedVersion & { action: 'restored' | 'deleted' })[] = [];
-    for (const key of restoredValues.keys()) {
+    for (const [key, value] of restoredValues) {
       // The entry of revision N is already a history ciphertext of this key: it is the restored version.
       const v = then.get(key)!;
-      await restoreVersion(trx, sealer, env, v, now);
+      await restoreVersion(trx, sealer, env, v, now, value);
       versions.push({ ...v, action: 'restored' });
     }
     for (const key of deleted) {
