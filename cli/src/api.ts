@@ -123,10 +123,6 @@ export class Api {
     return new NetworkError(this.baseUrl, String(code));
   }
 
-  async text(path: string, opts?: RequestOptions): Promise<string> {
-    return (await this.fetch(path, opts)).text();
-  }
-
   async json<T extends z.ZodType>(schema: T, path: string, opts?: RequestOptions): Promise<z.infer<T>> {
     return (await this.jsonWithHeaders(schema, path, opts)).body;
   }

@@ -1,9 +1,9 @@
-import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { Api, pathOf } from '../api.js';
 import type { Parsed } from '../args.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError, closest, looksLikeToken, shown, usageError } from '../errors.js';
+import { pullVars } from '../remote.js';
 
 const SUBCOMMANDS = ['get', 'set', 'unset'] as const;
 type Sub = 'list' | (typeof SUBCOMMANDS)[number];
@@ -123,8 +123,7 @@ function printable(value: string): string {
  * token can use it; the context variables pull adds are not variables and are left out.
  */
 async function get(api: Api, t: Target, key: string) {
-  const text = await api.text(pathOf.pull(t.project, t.env), { query: { metadata: 'false' } });
-  const value = parseDotenv(text).get(key);
+  const value = (await pullVars(api, { ...t, metadata: false })).get(key);
   if (value === undefined) {
     throw new CliError('NOT_FOUND', `no variable ${shown(key)} in ${t.env}`, 'list the keys with `svcenv vars`');
   }
