@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { listVarsAt, type Revision } from '../../api/revisions.js';
+import { useAsync } from '../../hooks.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
 import { displayValue } from '../../lib/mask.js';
 import { actionLabel } from '../../lib/revisions.js';
-import type { Variable } from '../../types.js';
 import { Button, Empty, ErrorBanner, Modal, Spinner } from '../../ui.js';
 
 /**
@@ -26,20 +26,12 @@ export function AtRevisionModal({
   onClose: () => void;
 }) {
   const [revealed, setRevealed] = useState(false);
-  const [vars, setVars] = useState<Variable[] | null>(null);
-  const [error, setError] = useState<unknown>();
-  useEffect(() => {
-    // A slower answer to an earlier toggle must not replace the one now asked for.
-    let stale = false;
-    setError(undefined);
-    listVarsAt(projectId, env, r.revision, revealed).then(
-      (res) => stale || setVars(res.vars),
-      (e) => stale || setError(e),
-    );
-    return () => {
-      stale = true;
-    };
-  }, [projectId, env, r.revision, revealed]);
+  // Keeps the shown listing while a toggle reloads it; a slower answer to an earlier toggle is dropped.
+  const listing = useAsync(
+    async () => (await listVarsAt(projectId, env, r.revision, revealed)).vars,
+    [projectId, env, r.revision, revealed],
+  );
+  const vars = listing.data;
   return (
     <Modal title={`${env} at revision ${r.revision}`} onClose={onClose} wide>
       <div class="stack">
@@ -66,8 +58,8 @@ export function AtRevisionModal({
           )}
         </div>
         {!canReveal && <p class="note">Secret values are masked: you need write permission to see them.</p>}
-        {error ? (
-          <ErrorBanner error={error} />
+        {listing.error && !listing.loading ? (
+          <ErrorBanner error={listing.error} />
         ) : !vars ? (
           <Spinner />
         ) : vars.length === 0 ? (
