@@ -324,4 +324,40 @@ describe.skipIf(!chromiumAvailable())('change requests in the dashboard (D47)', 
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('a member who may only read prod sees the open-request badge on its tab, and no add form (1280 and 390 px)', async () => {
+    const reader = await signupUser(server, 'Rita');
+    const owner = await server.request('GET', '/v1/auth/session', { token: ownerJwt, schema: sessionResponse });
+    const inv = await server.request('POST', '/v1/workspace/invites', {
+      token: ownerJwt,
+      body: { email: reader.email, wsRole: 'Member' },
+    });
+    expect(inv.status).toBe(200);
+    const readerJwt = (
+      await server.request('POST', '/v1/auth/switch-workspace', {
+        token: reader.jwt,
+        body: { workspaceId: owner.body.user.workspaceId },
+        schema: switchWorkspaceResponse,
+      })
+    ).body.token;
+    for (const [method, path, body] of [
+      ['PUT', `/v1/projects/${projectId}/members/${reader.user.id}`, { role: 'Developer' }],
+      ['PUT', `/v1/projects/${projectId}/members/${reader.user.id}/envs/prod`, { permission: 'read' }],
+    ] as const) {
+      expect((await server.request(method, path, { token: ownerJwt, body })).status).toBe(200);
+    }
+    await openByDev('Longer cache', [{ key: 'CACHE_TTL', value: '600' }]);
+    const open = (await requests('open')).length;
+    for (const width of [1280, 390]) {
+      const { page, context, problems } = await signedIn(readerJwt, width);
+      await openVars(page, 'prod');
+      await page.getByTestId('open-count-prod').getByText(String(open)).waitFor();
+      await page.getByTestId('read-only-note').waitFor();
+      expect(await page.getByLabel('New key').count()).toBe(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+      await screenshot(page, `cr-badge-vars-reader-${width}`);
+      expect(problems).toEqual([]);
+      await context.close();
+    }
+  });
 });
