@@ -87,8 +87,16 @@ export interface PullAnswer {
 /** Which rendering of the pull a cache entry holds. */
 const variantOf = (o: PullOptions) => `${o.format}${o.metadata ? '' : ';no-metadata'}`;
 
-/** The cache file of one (API URL, project, environment, credential). */
-function openCache(api: Api, o: PullOptions, off: OfflineSettings, token: string): Promise<PullCache> {
+/**
+ * The cache file of one (API URL, project, environment, credential), its keys derived once for every pull
+ * of that environment in this process (each format, each long-poll of a watch).
+ */
+export function openCache(
+  api: Api,
+  o: Pick<PullOptions, 'project' | 'env'>,
+  off: OfflineSettings,
+  token: string,
+): Promise<PullCache> {
   return PullCache.open(off.cacheDir, api.baseUrl, o.project, o.env, token);
 }
 
@@ -97,19 +105,19 @@ function openCache(api: Api, o: PullOptions, off: OfflineSettings, token: string
  * with the cached body; every 200 or 304 is kept, by the `keep` the answer carries (callers run it). When the server cannot be reached or answers 5xx or
  * 429, the cached body is used if the server confirmed it less than --max-stale ago, with a warning that
  * names the cause and the age; otherwise the error stands. A 401, 403 or 404 deletes the entry.
- * `--offline` makes no request.
+ * `--offline` makes no request. `cache` is openCache's for the same project and environment.
  */
 export async function pullCached(
   api: Api,
   o: PullOptions,
   off: OfflineSettings,
-  token: string,
+  cache: PullCache | Promise<PullCache>,
 ): Promise<PullAnswer & { keep?: () => Promise<void> }> {
-  // The keys are derived while node:fs loads (each ~1-2 ms of a cold start under Bun).
-  const opening = openCache(api, o, off, token);
+  // The keys are derived (openCache, called just before) while node:fs loads (each ~1-2 ms of a cold
+  // start under Bun).
   fs();
-  const cache = await opening;
-  const entries = await cache.read();
+  const opened = await cache;
+  const entries = await opened.read();
   const variant = variantOf(o);
   const cached = entries[variant];
   const now = Date.now();
@@ -137,7 +145,7 @@ export async function pullCached(
     answer = got.notModified && cached ? { ...got, text: cached.body, context: got.context ?? cached.context } : got;
   } catch (err) {
     if (err instanceof ApiError && [401, 403, 404].includes(err.status)) {
-      cache.remove();
+      opened.remove();
       throw err;
     }
     const cause = unreachable(err);
@@ -154,23 +162,22 @@ export async function pullCached(
     throw err;
   }
   // Sealed and written when the caller is ready for it: `run` first starts the command.
-  return { ...answer, keep: () => keep(cache, entries, variant, answer, now) };
+  return { ...answer, keep: () => keep(opened, entries, variant, answer, now) };
 }
 
 /**
  * D43: one long-poll of `wait` seconds for a body other than the one with `etag`: the new answer, or
- * undefined when the server answered 304 (time up, or draining). Each answer refreshes the cache.
+ * undefined when the server answered 304 (time up, or draining). Each answer refreshes the cache, opened
+ * once for the whole watch (openCache).
  */
 export async function pullChange(
   api: Api,
   o: PullOptions,
-  off: OfflineSettings,
-  token: string,
+  cache: PullCache,
   etag: string,
   wait: number,
   signal: AbortSignal,
 ): Promise<PullAnswer | undefined> {
-  const cache = await openCache(api, o, off, token);
   let answer: PullAnswer & { notModified: boolean };
   try {
     answer = await request(api, o, etag, { wait, signal });

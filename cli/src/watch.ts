@@ -6,7 +6,7 @@
  */
 import type { Api } from './api.js';
 import { fs } from './builtins.js';
-import type { OfflineSettings } from './config.js';
+import type { PullCache } from './cache.js';
 import { type PullAnswer, type PullOptions, pullChange, unreachable } from './remote.js';
 
 /** D43's longest hold. */
@@ -17,8 +17,8 @@ const MAX_BACKOFF_MS = 30_000;
 export interface Watch {
   api: Api;
   pull: PullOptions;
-  offline: OfflineSettings;
-  token: string;
+  /** The environment's cache (openCache), its keys derived once for every long-poll. */
+  cache: PullCache;
   /** The ETag of the body in use. */
   etag: string;
   signal: AbortSignal;
@@ -39,7 +39,7 @@ export async function watchChanges(w: Watch): Promise<void> {
     const started = Date.now();
     let answer: PullAnswer | undefined;
     try {
-      answer = await pullChange(w.api, w.pull, w.offline, w.token, etag, WAIT_SECONDS, w.signal);
+      answer = await pullChange(w.api, w.pull, w.cache, etag, WAIT_SECONDS, w.signal);
     } catch (err) {
       if (w.signal.aborted) return;
       const cause = unreachable(err);

@@ -5,7 +5,7 @@ import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, usageError } from '../errors.js';
 import { appendGithubEnv, writeSecretFile } from '../files.js';
-import { FORMAT_READERS, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
+import { FORMAT_READERS, openCache, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
 import { noteTo, watchChanges } from '../watch.js';
 
 export const offlineFlags = {
@@ -64,7 +64,9 @@ export const pullCommand: Command = {
     const api = new Api(settings.apiUrl, token, offline.timeoutMs);
     const metadata = !args.flags['no-metadata'];
     const options = { ...target, metadata, format };
-    const answer = await pullCached(api, options, offline, token);
+    // One cache for the environment: its keys are derived once, for this pull, the dotenv one below, the watch.
+    const cache = openCache(api, options, offline, token);
+    const answer = await pullCached(api, options, offline, cache);
     await answer.keep?.();
     const text = answer.text;
     // D42: the fallback is one warning on stderr; otherwise the pull behaves as a fresh one, exit code included.
@@ -72,18 +74,21 @@ export const pullCommand: Command = {
     const notes: string[] = [];
 
     const pulledDotenv = async () => {
-      const dotenv = await pullCached(api, { ...options, format: 'dotenv' }, offline, token);
+      const dotenv = await pullCached(api, { ...options, format: 'dotenv' }, offline, cache);
       await dotenv.keep?.();
       return dotenv;
     };
     const githubEnv = ctx.env.GITHUB_ACTIONS === 'true' ? ctx.env.GITHUB_ENV : undefined;
+    // The variables read from `text` itself (dotenv, json) when $GITHUB_ENV needed them: the summary counts them.
+    let parsed: Map<string, string> | undefined;
     if (githubEnv) {
-      const vars =
+      parsed =
         format === 'dotenv'
           ? parseDotenv(text)
           : format === 'json'
             ? new Map(Object.entries(JSON.parse(text) as Record<string, string>))
-            : readPulled(await pulledDotenv()).vars;
+            : undefined;
+      const vars = parsed ?? readPulled(await pulledDotenv()).vars;
       appendGithubEnv(githubEnv, vars);
       notes.push(`appended ${vars.size} variables to $GITHUB_ENV`);
     }
@@ -92,9 +97,9 @@ export const pullCommand: Command = {
     const file = (args.flags.file as string | undefined) || ctx.env.SVCENV_OUTPUT || '.env';
     const out = path().resolve(ctx.cwd, file);
     writeSecretFile(out, text);
-    const wrote = (body: string) => `wrote ${describe(format, body)} to ${file} (mode 0600)`;
+    const wrote = (body: string, count?: number) => `wrote ${describe(format, body, count)} to ${file} (mode 0600)`;
     if (!watch) {
-      notes.unshift(wrote(text));
+      notes.unshift(wrote(text, parsed?.size));
       return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning };
     }
 
@@ -103,7 +108,7 @@ export const pullCommand: Command = {
     const say = noteTo(ctx.stdout, ctx.stdoutFd);
     if (warning) note(warning.trimEnd());
     for (const n of notes) note(n);
-    say(wrote(text));
+    say(wrote(text, parsed?.size));
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.on('SIGINT', onSignal);
@@ -112,8 +117,7 @@ export const pullCommand: Command = {
       await watchChanges({
         api,
         pull: options,
-        offline,
-        token,
+        cache: await cache,
         etag: answer.etag ?? '',
         signal: stop.signal,
         note,
@@ -135,13 +139,16 @@ function isPullFormat(format: string): format is PullFormat {
   return (PULL_FORMATS as readonly string[]).includes(format);
 }
 
-/** What was written, for the summary line; counted where the format can be read back without doubt. */
-function describe(format: PullFormat, text: string): string {
+/**
+ * What was written, for the summary line; counted where the format can be read back without doubt.
+ * `count` is the number of variables in `text` when it was already read (dotenv, json).
+ */
+function describe(format: PullFormat, text: string, count?: number): string {
   switch (format) {
     case 'dotenv':
-      return `${parseDotenv(text).size} variables`;
+      return `${count ?? parseDotenv(text).size} variables`;
     case 'json':
-      return `${Object.keys(JSON.parse(text) as object).length} variables as JSON`;
+      return `${count ?? Object.keys(JSON.parse(text) as object).length} variables as JSON`;
     case 'docker':
       // One line per variable: the server refuses a value with a line break in this format (D55).
       return `${text.split('\n').length - 1} variables as a docker env-file`;

@@ -5,7 +5,7 @@ import { fs, os } from '../builtins.js';
 import { type Command, type Context, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, shown, usageError } from '../errors.js';
-import { type PullAnswer, pullCached, readPulled } from '../remote.js';
+import { openCache, type PullAnswer, pullCached, readPulled } from '../remote.js';
 import { ScrubAutomaton, type ScrubStream } from '../scrub.js';
 import { noteTo, watchChanges } from '../watch.js';
 import { OFFLINE_DETAILS, offlineFlags } from './pull.js';
@@ -69,7 +69,8 @@ export const runCommand: Command = {
     const token = requireToken(settings);
     const api = new Api(settings.apiUrl, token, offline.timeoutMs);
     const pull = { ...target, metadata: true, format: 'dotenv' as const };
-    const answer = await pullCached(api, pull, offline, token);
+    const cache = openCache(api, pull, offline, token);
+    const answer = await pullCached(api, pull, offline, cache);
     const note = noteTo(ctx.stderr, ctx.stderrFd);
     // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
     if (answer.fallback) note(`warning: ${answer.fallback}`);
@@ -84,7 +85,8 @@ export const runCommand: Command = {
         ctx,
         note,
         restartSignal,
-        watch: { api, pull, offline, token, etag: answer.etag ?? '' },
+        token,
+        watch: { api, pull, cache: await cache, etag: answer.etag ?? '' },
       }),
     };
   },
@@ -158,7 +160,8 @@ async function runWatching(
     ctx: Context;
     note: (line: string) => void;
     restartSignal: NodeJS.Signals;
-    watch: Pick<Parameters<typeof watchChanges>[0], 'api' | 'pull' | 'offline' | 'token' | 'etag'>;
+    token: string;
+    watch: Pick<Parameters<typeof watchChanges>[0], 'api' | 'pull' | 'cache' | 'etag'>;
   },
 ): Promise<number> {
   let current = {
@@ -179,7 +182,7 @@ async function runWatching(
   const onChange = async (answer: PullAnswer) => {
     let next: Prepared;
     try {
-      next = prepare(answer, o.scope, o.command, o.ctx, o.watch.token, current.prepared.exposed);
+      next = prepare(answer, o.scope, o.command, o.ctx, o.token, current.prepared.exposed);
     } catch (err) {
       o.note(`svcenv: the variables changed, but the command keeps its old values: ${(err as Error).message}`);
       return;
