@@ -320,6 +320,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByLabel('Code from the app').fill('000000');
     await page.getByRole('button', { name: 'Turn on' }).click();
     await page.getByRole('alert').waitFor(); // a wrong code is refused with the server's message
+    await screenshot(page, 'two-factor-setup-wrong-code');
     await page.getByLabel('Code from the app').fill(totp(secret));
     await page.getByRole('button', { name: 'Turn on' }).click();
     // allTextContents does not wait: the codes list appears once the server has answered.
