@@ -1,12 +1,13 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listVars, updateVar, upsertVars } from '../../api/variables.js';
+import { ModalForm } from '../../components/ModalForm.js';
 import { useSubmit } from '../../hooks.js';
 import { canWrite } from '../../lib/access.js';
-import { DOTS, isMasked } from '../../lib/mask.js';
+import { DOTS, displayValue, isMasked } from '../../lib/mask.js';
 import { type Listing, overviewRows } from '../../lib/overview.js';
 import { useToast } from '../../toast.js';
 import type { Environment, Project, Variable } from '../../types.js';
-import { Button, Empty, ErrorBanner, Field, Modal, Pill, Spinner } from '../../ui.js';
+import { Button, Empty, ErrorBanner, Field, Pill, Spinner } from '../../ui.js';
 
 const STATUS = {
   same: { tone: 'ok', label: 'same' },
@@ -331,55 +332,52 @@ function CopyDialog({
   const source = sources.find((s) => s.env === from);
   const blocked = !source || !readable(source);
   return (
-    <Modal title={`Copy ${varKey} to ${target}`} onClose={onClose}>
-      <form
-        class="stack"
-        onSubmit={submit(async () => {
-          if (!source || blocked) return;
-          let { value } = source.variable;
-          if (isMasked(value)) {
-            const r = await listVars(project.id, source.env, true);
-            const v = r.vars.find((x) => x.key === varKey);
-            if (!v) throw new Error(`${varKey} is no longer in ${source.env}`);
-            value = v.value;
-          }
-          await upsertVars(project.id, { envs: [target], items: [{ key: varKey, value, type: source.variable.type }] });
-          onCopied(source.env);
-        })}
-      >
-        <Field label="From environment">
-          <select class="input" value={from} onChange={(e) => setFrom(e.currentTarget.value)}>
-            {sources.map((s) => (
-              <option key={s.env} value={s.env}>
-                {s.env}
-                {readable(s) ? '' : ' (secret: needs write to read)'}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {source && (
-          <p class="small">
-            {source.variable.type === 'secret' ? 'Secret' : 'Plain'} value{' '}
-            <code>{isMasked(source.variable.value) ? DOTS : source.variable.value || '(empty)'}</code>
-            {isMasked(source.variable.value) && readable(source) && (
-              <span class="muted"> — read with reveal, which is recorded in the audit log</span>
-            )}
-          </p>
-        )}
-        {source && !readable(source) && (
-          <p class="note">
-            Copying a secret reads its value, which needs write permission on {source.env}. Ask a project Admin, or copy
-            from another environment.
-          </p>
-        )}
-        <ErrorBanner error={error} />
-        <div class="row-end">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={blocked}>
-            Copy to {target}
-          </Button>
-        </div>
-      </form>
-    </Modal>
+    <ModalForm
+      title={`Copy ${varKey} to ${target}`}
+      onClose={onClose}
+      onSubmit={submit(async () => {
+        if (!source || blocked) return;
+        let { value } = source.variable;
+        if (isMasked(value)) {
+          const r = await listVars(project.id, source.env, true);
+          const v = r.vars.find((x) => x.key === varKey);
+          if (!v) throw new Error(`${varKey} is no longer in ${source.env}`);
+          value = v.value;
+        }
+        await upsertVars(project.id, { envs: [target], items: [{ key: varKey, value, type: source.variable.type }] });
+        onCopied(source.env);
+      })}
+      busy={busy}
+      error={error}
+      fields={[]}
+      submitLabel={`Copy to ${target}`}
+      disabled={blocked}
+    >
+      <Field label="From environment">
+        <select class="input" value={from} onChange={(e) => setFrom(e.currentTarget.value)}>
+          {sources.map((s) => (
+            <option key={s.env} value={s.env}>
+              {s.env}
+              {readable(s) ? '' : ' (secret: needs write to read)'}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {source && (
+        <p class="small">
+          {source.variable.type === 'secret' ? 'Secret' : 'Plain'} value{' '}
+          <code>{displayValue(source.variable.value) || '(empty)'}</code>
+          {isMasked(source.variable.value) && readable(source) && (
+            <span class="muted"> — read with reveal, which is recorded in the audit log</span>
+          )}
+        </p>
+      )}
+      {source && !readable(source) && (
+        <p class="note">
+          Copying a secret reads its value, which needs write permission on {source.env}. Ask a project Admin, or copy
+          from another environment.
+        </p>
+      )}
+    </ModalForm>
   );
 }
