@@ -17,7 +17,7 @@ import {
   startServer,
   upsert,
 } from '../../server/test/harness.js';
-import { spawnCli, tempDir } from './helpers.js';
+import { runCli, tempDir } from './helpers.js';
 
 const SECRET = 'hunter2-correct-horse';
 
@@ -57,16 +57,6 @@ afterAll(async () => {
 
 const home = () => ({ HOME: tempDir('svcenv-home-') });
 
-/**
- * helpers.ts runCli, except that an EPIPE on the child's stdin is ignored: the helper ends stdin after the
- * spawn, and a command that exits at once (a usage error) may already have closed it, which otherwise
- * surfaces as an unhandled error of the whole file. What a command reads from stdin is checked by its output.
- */
-function runCli(args: string[], opts: Parameters<typeof spawnCli>[1] = {}) {
-  const s = spawnCli(args, opts);
-  s.child.stdin!.on('error', () => {});
-  return s.done;
-}
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 /** Every command of the top help, and every flag spelling of its own help: what the scripts must cover. */
