@@ -2,6 +2,7 @@ import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ifMatch, REVISION_HEADER, withRevision } from '../http/revisions.js';
+import type { EnvTarget } from '../services/authz.js';
 import * as revisions from '../services/revisions.js';
 import * as vars from '../services/variables.js';
 
@@ -120,4 +121,4 @@ export async function variableRoutes(fastify: FastifyInstance) {
 }
 
 /** The environment a route's `:id` and `:env` name. */
-const target = (p: { id: string; env: string }): vars.EnvTarget => ({ projectId: p.id, env: p.env });
+const target = (p: { id: string; env: string }): EnvTarget => ({ projectId: p.id, env: p.env });

@@ -44,9 +44,16 @@ export interface EnvFull extends EnvRow {
 export type EnvNeed = 'read' | 'write' | 'direct-write' | 'admin' | 'visible';
 type VarNeed = 'read' | 'write' | 'direct-write';
 
-export interface EnvRequest {
+/** One environment of one project, as every environment route names it. */
+export interface EnvTarget {
   projectId: string;
   env: string;
+}
+
+/** Plaintext reads (reveal=true) need write permission (spec, D23); masked reads need read. */
+export const readNeed = (reveal: boolean): 'read' | 'write' => (reveal ? 'write' : 'read');
+
+export interface EnvRequest extends EnvTarget {
   need: EnvNeed;
   /**
    * A read-only request (pull, export) reads at the counter value its authentication saw (Ctx.epoch);

@@ -6,7 +6,7 @@ import { EMAIL_JOB } from '../jobs/email.js';
 import { AppError, forbidden, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { MailMessage } from '../lib/mail.js';
-import { authorizeEnv, type EnvFull, type ProjectAccess, requireApprover } from './authz.js';
+import { authorizeEnv, type EnvFull, type EnvTarget, type ProjectAccess, readNeed, requireApprover } from './authz.js';
 import { checkRevision, recordChange, recordRead } from './changes.js';
 import type { Ctx } from './context.js';
 import { emitEvent } from './events.js';
@@ -20,11 +20,6 @@ import { type EnvChangeKeys, writeEnvChanges } from './variables.js';
  * the bulk upsert's (variables.ts writeEnvChanges). Proposed values are sealed by the project key in their own
  * role, bound to the request, and are shown masked as in listings.
  */
-
-export interface EnvTarget {
-  projectId: string;
-  env: string;
-}
 type RequestTarget = EnvTarget & { requestId: string };
 
 type RequestRow = Selectable<ChangeRequestsTable>;
@@ -99,9 +94,6 @@ async function findRequest(trx: Db, ctx: Ctx, env: EnvFull, requestId: string, l
 const requireOpen = (row: RequestRow) => {
   if (row.status !== 'open') throw new AppError('CONFLICT', `this change request is already ${row.status}`, 'status');
 };
-
-/** Plaintext reads need write permission (spec, D23), as for listings; a reveal is an audited read. */
-const readNeed = (reveal: boolean) => (reveal ? 'write' : 'read');
 
 async function auditReveal(ctx: Ctx, target: EnvTarget, detail: Record<string, unknown>): Promise<void> {
   await recordRead(ctx, { action: 'var.reveal', projectId: target.projectId, targetEnv: target.env, detail });

@@ -2,7 +2,7 @@ import type { Revision } from '@svcenv/contract';
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import { notFound } from '../lib/errors.js';
-import { authorizeEnv, type EnvFull } from './authz.js';
+import { authorizeEnv, type EnvFull, type EnvTarget } from './authz.js';
 import { checkRevision, recordChange } from './changes.js';
 import type { Ctx } from './context.js';
 import { recordVersions, restoreVersion, type SealedVersion } from './history.js';
@@ -14,11 +14,6 @@ import { type EnvSealer, envSealer, type PlainVar, type VarType } from './values
  * rollback to it. Every write records its revision through `recordChange` (services/changes.ts), and each
  * history entry carries the revision it belongs to (migration 2026-11-25T02).
  */
-
-export interface EnvTarget {
-  projectId: string;
-  env: string;
-}
 
 /** D44: the revisions of an environment, newest first, paged like the audit log. */
 export async function listRevisions(

@@ -2,7 +2,7 @@ import { type HistoryEntry, MASK, type Variable } from '@svcenv/contract';
 import type { Db } from '../db/index.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { containsReference } from '../lib/references.js';
-import { authorizeEnv, authorizeEnvs, type EnvRow } from './authz.js';
+import { authorizeEnv, authorizeEnvs, type EnvRow, type EnvTarget, readNeed } from './authz.js';
 import { type Change, checkRevision, recordChange, recordRead } from './changes.js';
 import type { Ctx } from './context.js';
 import {
@@ -18,12 +18,6 @@ import { valuesAt } from './revisions.js';
 import { type EnvSealer, envSealer, openEnvValues, type PlainVar, type VarType } from './values.js';
 
 export { MASK };
-
-/** One environment of one project, as every variable route names it. */
-export interface EnvTarget {
-  projectId: string;
-  env: string;
-}
 
 /**
  * Spec variables rules 1-3, D26 and D49: masking, resolvedValue only for references, resolveError for what
@@ -57,9 +51,6 @@ export function presentVars(
   for (const [key, v] of broken) listed.push({ key, value: '', ...v, valueError: 'DECRYPT_FAILED' });
   return listed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
-
-/** Plaintext reads (reveal=true) need write permission (spec, D23); masked reads need read. */
-const readNeed = (reveal: boolean) => (reveal ? 'write' : 'read');
 
 /**
  * The environment's variables, masked unless `reveal`; with `revision`, as they were right after that
