@@ -124,6 +124,8 @@ describe.skipIf(!chromiumAvailable())('the project overview: every key across en
     // Copy a missing secret into prod: read from dev (revealed), written with its type.
     await page.getByRole('button', { name: 'Copy DB_PASSWORD to prod' }).click();
     const dlg = page.getByRole('dialog', { name: 'Copy DB_PASSWORD to prod' });
+    await dlg.getByRole('button', { name: 'Copy to prod' }).waitFor();
+    await screenshot(page, 'overview-copy-1280');
     await dlg.getByRole('button', { name: 'Copy to prod' }).click();
     await dlg.waitFor({ state: 'detached' });
     await expect.poll(() => state(page, 'DB_PASSWORD', 'prod')).toBe('same');
@@ -151,6 +153,7 @@ describe.skipIf(!chromiumAvailable())('the project overview: every key across en
     const dlg = page.getByRole('dialog', { name: 'Copy STAGING_SECRET to dev' });
     await dlg.getByText('needs write permission on staging').waitFor();
     expect(await dlg.getByRole('button', { name: 'Copy to dev' }).isDisabled()).toBe(true);
+    await screenshot(page, 'overview-copy-refused-390');
     await page.keyboard.press('Escape');
     await dlg.waitFor({ state: 'detached' });
     expect(await serverVar('dev', 'STAGING_SECRET')).toBeUndefined();
