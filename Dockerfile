@@ -5,11 +5,12 @@
 # TRUST_PROXY=true (a proxy terminates TLS in front) or TLS_CERT_FILE and TLS_KEY_FILE (mounted files);
 # with neither it exits at start-up and says so. server/test/deploy.test.ts checks this file.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS (the server supports 22 and 24; CI runs on 24).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: the full install, whose postinstall builds the dashboard (web/dist) and the server (dist/server)
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 and @node-rs/* install prebuilt binaries; the toolchain builds better-sqlite3 when none fits.
+# better-sqlite3 (Node-API) and @node-rs/* ship prebuilt binaries; the toolchain builds one when none fits.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
  && rm -rf /var/lib/apt/lists/*
