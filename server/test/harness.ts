@@ -411,5 +411,5 @@ export function rawConnection(url: string) {
   });
   socket.on('error', () => {}); // a reset shows as the close below; the test judges by what was received
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  return { write: (bytes: string) => socket.write(bytes), text: () => received, closed };
+  return { write: (bytes: string) => socket.write(bytes), text: () => received, closed, end: () => socket.end() };
 }
