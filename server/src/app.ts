@@ -42,14 +42,21 @@ import { variableRoutes } from './routes/variables.js';
 import { webRoutes } from './routes/web.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workspaceRoutes } from './routes/workspace.js';
-import { AuditBatcher } from './services/audit.js';
-import { type AuthMode, authenticate, authnQueries, bearer, JwtCodec, VerifiedTokenCache } from './services/authn.js';
-import type { Ctx } from './services/context.js';
-import type { Deps } from './services/deps.js';
-import { projectIdOf } from './services/project-ref.js';
-import { RenderCache } from './services/pull.js';
-import { bindLegacyValues } from './services/value-binding.js';
-import { EnvWatch } from './services/watch.js';
+import { AuditBatcher } from './services/core/audit.js';
+import type { Ctx } from './services/core/context.js';
+import type { Deps } from './services/core/deps.js';
+import {
+  type AuthMode,
+  authenticate,
+  authnQueries,
+  bearer,
+  JwtCodec,
+  VerifiedTokenCache,
+} from './services/identity/authn.js';
+import { projectIdOf } from './services/projects/project-ref.js';
+import { RenderCache } from './services/pull/pull.js';
+import { EnvWatch } from './services/pull/watch.js';
+import { bindLegacyValues } from './services/variables/value-binding.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -59,7 +66,7 @@ declare module 'fastify' {
     issuesSession?: boolean;
   }
   interface FastifyRequest {
-    /** The caller of a route with `config.auth` (services/context.ts); routes without it have none. */
+    /** The caller of a route with `config.auth` (services/core/context.ts); routes without it have none. */
     ctx: Ctx;
   }
 }
