@@ -27,3 +27,17 @@ export interface Principal {
   actorName: string;
   token: TokenGrant | null;
 }
+
+/** The actor of account events recorded outside an authenticated request (login, verify-mfa). */
+export function userActor(userId: string, workspaceId: string): Principal {
+  return {
+    kind: 'user',
+    userId,
+    userName: '',
+    workspaceId,
+    wsRole: 'Member',
+    actorId: userId,
+    actorName: '',
+    token: null,
+  };
+}

@@ -6,10 +6,12 @@ import { newId, randomBase62, slugify } from '../../lib/ids.js';
 import { recordChange } from '../core/changes.js';
 import { actingAs, type Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
+import { userActor } from '../core/principal.js';
+import { landingWorkspace } from '../workspace/team.js';
 import { signSessionJwt } from './authn.js';
 import { queueVerificationEmail } from './email-verification.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
-import { createMfaChallenge, landingWorkspace, redeemMfaChallenge, userActor } from './mfa.js';
+import { createMfaChallenge, redeemMfaChallenge } from './mfa.js';
 
 /** D8: argon2id (the library's default algorithm) with OWASP-recommended memory and time cost. */
 const ARGON = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };

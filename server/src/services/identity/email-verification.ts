@@ -2,11 +2,11 @@ import type { AccountUser } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
 import { EMAIL_JOB } from '../../jobs/email.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { AppError } from '../../lib/errors.js';
+import { AppError, rateLimited } from '../../lib/errors.js';
 import { randomBase62 } from '../../lib/ids.js';
 import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
-import { RESEND_PER_USER, rateLimited } from './limits.js';
+import { RESEND_PER_USER } from './limits.js';
 
 /**
  * D11 email verification. The link carries a random token (256 bits of base62); only its SHA-256 is stored,

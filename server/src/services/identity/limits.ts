@@ -1,5 +1,5 @@
 import { sha256Hex } from '../../lib/crypto.js';
-import { AppError } from '../../lib/errors.js';
+import { rateLimited } from '../../lib/errors.js';
 import { clientKey, type LimitRule, type RateLimiter } from '../../lib/rate-limit.js';
 
 /** Spec "Limits" and D14: 10 login requests per minute per client IP. */
@@ -11,13 +11,6 @@ export const LOGIN_PER_IP: LimitRule = { name: 'login-ip', max: 10, windowMs: 60
 export const FAILURES_PER_ACCOUNT: LimitRule = { name: 'auth-fail', max: 100, windowMs: 3_600_000 };
 /** Spec "Limits" and D11: one resend-verification per minute per user. */
 export const RESEND_PER_USER: LimitRule = { name: 'resend-verification', max: 1, windowMs: 60_000 };
-
-export function rateLimited(retryAfterMs: number, message = 'too many requests; try again later'): AppError {
-  // Retry-After is in whole seconds, rounded up so a client that obeys it is never refused again.
-  return new AppError('RATE_LIMIT', message, undefined, {
-    'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
-  });
-}
 
 /** D14: counts every login request from the client's address; the 11th within a minute is refused. */
 export async function limitLoginByIp(limiter: RateLimiter, ip: string): Promise<void> {

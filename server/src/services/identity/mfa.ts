@@ -7,7 +7,8 @@ import { matchTotpStep, newTotpSecret, otpauthUrl } from '../../lib/totp.js';
 import { recordChange } from '../core/changes.js';
 import { actingAs, type Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
-import type { Principal } from '../core/principal.js';
+import { userActor } from '../core/principal.js';
+import { landingWorkspace } from '../workspace/team.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
 
 /**
@@ -331,17 +332,6 @@ export async function createMfaChallenge(deps: Pick<Deps, 'db' | 'clock'>, userI
   return token;
 }
 
-/** The workspace a login lands in: the earliest joined one (also where account events are audited). */
-export async function landingWorkspace(db: Db, userId: string): Promise<string | null> {
-  const row = await db
-    .selectFrom('workspace_members')
-    .select('workspace_id')
-    .where('user_id', '=', userId)
-    .orderBy('joined_at')
-    .executeTakeFirst();
-  return row?.workspace_id ?? null;
-}
-
 /**
  * POST /v1/auth/verify-mfa, second-factor part: redeems the challenge of `mfaToken` with a TOTP code (current
  * step plus or minus one) or an unused backup code; accounts.ts issues the session. Each try first takes
@@ -398,19 +388,5 @@ export async function redeemMfaChallenge(deps: Deps, input: { mfaToken: string; 
     workspaceId: workspaceId!,
     sessionVersion: user.session_version,
     method: factor.kind as 'totp' | 'backup',
-  };
-}
-
-/** The actor of account events recorded outside an authenticated request (login, verify-mfa). */
-export function userActor(userId: string, workspaceId: string): Principal {
-  return {
-    kind: 'user',
-    userId,
-    userName: '',
-    workspaceId,
-    wsRole: 'Member',
-    actorId: userId,
-    actorName: '',
-    token: null,
   };
 }

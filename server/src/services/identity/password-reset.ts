@@ -3,15 +3,17 @@ import { EMAIL_JOB } from '../../jobs/email.js';
 import { exponentialBackoff, type JobKinds } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { AppError } from '../../lib/errors.js';
+import { AppError, rateLimited } from '../../lib/errors.js';
 import { randomBase62 } from '../../lib/ids.js';
 import { clientKey, type LimitRule } from '../../lib/rate-limit.js';
 import { recordChange } from '../core/changes.js';
 import { actingAs } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
+import { userActor } from '../core/principal.js';
+import { landingWorkspace } from '../workspace/team.js';
 import { hashPassword, normalizeEmail } from './accounts.js';
-import { accountKey, rateLimited } from './limits.js';
-import { landingWorkspace, MFA_MAX_ATTEMPTS, userActor, withUserSecondFactor } from './mfa.js';
+import { accountKey } from './limits.js';
+import { MFA_MAX_ATTEMPTS, withUserSecondFactor } from './mfa.js';
 
 /**
  * D54 password reset (ADR 0011).

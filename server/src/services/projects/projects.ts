@@ -3,6 +3,7 @@ import type { Db } from '../../db/index.js';
 import { AppError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkLimit } from '../../lib/plans.js';
+import { type AuditFilters, auditPage } from '../core/audit.js';
 import {
   authorizeEnv,
   authorizeEnvs,
@@ -350,72 +351,6 @@ export async function diffEnvs(
     onlyInA: sorted([...va.keys()].filter((k) => !vb.has(k))),
     onlyInB: sorted([...vb.keys()].filter((k) => !va.has(k))),
     different: sorted([...va.keys()].filter((k) => vb.has(k) && va.get(k)!.value !== vb.get(k)!.value)),
-  };
-}
-
-export function encodeCursor(id: number): string {
-  return Buffer.from(String(id)).toString('base64url');
-}
-export function decodeCursor(cursor: string | undefined): number | null {
-  if (cursor === undefined || cursor === '') return null;
-  const id = Number(Buffer.from(cursor, 'base64url').toString());
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
-  return id;
-}
-
-/** The audit filters of both endpoints (D36, ADR 0015); `from` and `to` are already UTC instants (contract). */
-export interface AuditFilters {
-  action?: string | undefined;
-  actor?: string | undefined;
-  from?: string | undefined;
-  to?: string | undefined;
-}
-
-/**
- * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
- * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Each entry names
- * its actor as D34 does: the user's name, or `token:<name>` (a join, not a lookup per row).
- */
-export async function auditPage(
-  db: Db,
-  scope: { workspaceId: string; projectId?: string },
-  filters: AuditFilters,
-  limit: number,
-  cursor: string | undefined,
-) {
-  const before = decodeCursor(cursor);
-  let q = db
-    .selectFrom('audit_logs as a')
-    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.actor_id').on('a.actor_type', '=', 'user'))
-    .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
-    .selectAll('a')
-    .select(['u.name as user_name', 't.name as token_name'])
-    .where('a.workspace_id', '=', scope.workspaceId);
-  if (scope.projectId) q = q.where('a.project_id', '=', scope.projectId);
-  if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
-  if (filters.actor !== undefined) q = q.where('a.actor_id', '=', filters.actor);
-  // created_at is always Date#toISOString (services/core/audit.ts, changes.ts): as text it sorts as time does.
-  if (filters.from !== undefined) q = q.where('a.created_at', '>=', filters.from);
-  if (filters.to !== undefined) q = q.where('a.created_at', '<=', filters.to);
-  if (before !== null) q = q.where('a.id', '<', before);
-  const rows = await q
-    .orderBy('a.id', 'desc')
-    .limit(limit + 1)
-    .execute();
-  const page = rows.slice(0, limit);
-  return {
-    logs: page.map((r) => ({
-      id: Number(r.id),
-      action: r.action,
-      targetKey: r.target_key,
-      targetEnv: r.target_env,
-      actorId: r.actor_id,
-      actorType: r.actor_type,
-      actorName: r.user_name ?? (r.token_name === null ? null : `token:${r.token_name}`),
-      detail: r.detail === null ? null : JSON.parse(r.detail),
-      createdAt: r.created_at,
-    })),
-    nextCursor: rows.length > limit ? encodeCursor(Number(page[page.length - 1]!.id)) : '',
   };
 }
 

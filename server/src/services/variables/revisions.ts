@@ -1,12 +1,12 @@
 import type { Revision } from '@svcenv/contract';
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
+import { decodeCursor, encodeCursor } from '../../lib/cursor.js';
 import { notFound } from '../../lib/errors.js';
 import { authorizeEnv, type EnvFull, type EnvTarget } from '../core/authz.js';
 import { checkRevision, recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import { type EnvSealer, envSealer, type PlainVar, type VarType } from '../core/values.js';
-import { decodeCursor, encodeCursor } from '../projects/projects.js';
 import { recordVersions, restoreVersion, type SealedVersion } from './history.js';
 
 /**

@@ -4,7 +4,7 @@ import type { Db } from '../../db/index.js';
 import { EMAIL_JOB } from '../../jobs/email.js';
 import { DAY_MS } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { AppError, forbidden, notFound } from '../../lib/errors.js';
+import { AppError, forbidden, notFound, rateLimited } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkLimit } from '../../lib/plans.js';
 import { clientKey, type LimitRule } from '../../lib/rate-limit.js';
@@ -14,8 +14,6 @@ import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import type { Principal, WsRole } from '../core/principal.js';
 import { signSessionJwt } from '../identity/authn.js';
-import { rateLimited } from '../identity/limits.js';
-import { seatsInUse } from './workspace.js';
 
 /** Spec: an invite link expires after 7 days. */
 export const INVITE_LIFETIME_MS = 7 * DAY_MS;
@@ -34,6 +32,35 @@ function membership(db: Db, workspaceId: string, userId: string) {
     .where('workspace_id', '=', workspaceId)
     .where('user_id', '=', userId)
     .executeTakeFirst();
+}
+
+/** The workspace a login lands in: the earliest joined one (also where account events are audited). */
+export async function landingWorkspace(db: Db, userId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('workspace_members')
+    .select('workspace_id')
+    .where('user_id', '=', userId)
+    .orderBy('joined_at')
+    .executeTakeFirst();
+  return row?.workspace_id ?? null;
+}
+
+/** Members plus pending, unexpired invites: what the `members` limit counts (D15). */
+export async function seatsInUse(db: Db, workspaceId: string, now: Date): Promise<number> {
+  const members = await db
+    .selectFrom('workspace_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  const pending = await db
+    .selectFrom('invites')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now.toISOString())
+    .executeTakeFirst();
+  return Number(members?.n ?? 0) + Number(pending?.n ?? 0);
 }
 
 export async function listMembers(ctx: Ctx): Promise<Member[]> {

@@ -2,10 +2,11 @@ import type { Workspace } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
 import { notFound } from '../../lib/errors.js';
 import { planLimits } from '../../lib/plans.js';
+import { type AuditFilters, auditPage } from '../core/audit.js';
 import { requireOwner, requireUser } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
-import { type AuditFilters, auditPage } from '../projects/projects.js';
+import { seatsInUse } from './team.js';
 
 async function workspaceRow(db: Db, id: string) {
   const ws = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
@@ -40,24 +41,6 @@ export async function renameWorkspace(ctx: Ctx, input: { name: string }): Promis
 }
 
 const count = (n: { n: number | string | bigint } | undefined) => Number(n?.n ?? 0);
-
-/** Members plus pending, unexpired invites: what the `members` limit counts (D15). */
-export async function seatsInUse(db: Db, workspaceId: string, now: Date): Promise<number> {
-  const members = await db
-    .selectFrom('workspace_members')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirst();
-  const pending = await db
-    .selectFrom('invites')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', now.toISOString())
-    .executeTakeFirst();
-  return count(members) + count(pending);
-}
 
 export async function billing(ctx: Ctx) {
   const { deps, principal } = ctx;
