@@ -42,20 +42,14 @@ import { variableRoutes } from './routes/variables.js';
 import { webRoutes } from './routes/web.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { workspaceRoutes } from './routes/workspace.js';
-import { AuditBatcher } from './services/core/audit.js';
+import { AuditBatcher } from './runtime/audit-batcher.js';
+import { authnQueries, JwtCodec, VerifiedTokenCache } from './runtime/credentials.js';
+import { EnvWatch } from './runtime/env-watch.js';
+import { RenderCache } from './runtime/render-cache.js';
 import type { Ctx } from './services/core/context.js';
 import type { Deps } from './services/core/deps.js';
-import {
-  type AuthMode,
-  authenticate,
-  authnQueries,
-  bearer,
-  JwtCodec,
-  VerifiedTokenCache,
-} from './services/identity/authn.js';
+import { type AuthMode, authenticate, bearer } from './services/identity/authn.js';
 import { projectIdOf } from './services/projects/project-ref.js';
-import { RenderCache } from './services/pull/pull.js';
-import { EnvWatch } from './services/pull/watch.js';
 import { bindLegacyValues } from './services/variables/value-binding.js';
 
 declare module 'fastify' {
@@ -114,7 +108,6 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger, metrics: Met
     masterKey: opts.masterKey,
     resolve: opts.resolve,
   });
-  const lastTouch = new Map<string, number>();
   return {
     config: opts.config,
     db,
@@ -151,18 +144,7 @@ export function buildDeps(opts: AppOptions, log: FastifyBaseLogger, metrics: Met
       jwt: new JwtCodec(deriveKey(opts.masterKey, 'jwt-hs256')),
       queries: authnQueries(db),
       tokenCache: new VerifiedTokenCache(),
-      // D33: lastUsedAt may lag by up to a minute, so a busy token costs one write a minute, not one a request.
-      touchToken(id, lastUsedAt) {
-        const now = opts.clock.now().getTime();
-        const last = Math.max(lastTouch.get(id) ?? 0, lastUsedAt ? Date.parse(lastUsedAt) : 0);
-        if (now - last < 60_000) return;
-        lastTouch.set(id, now);
-        db.updateTable('access_tokens')
-          .set({ last_used_at: new Date(now).toISOString() })
-          .where('id', '=', id)
-          .execute()
-          .catch(() => lastTouch.delete(id));
-      },
+      lastTouch: new Map(),
     },
   };
 }

@@ -5,25 +5,32 @@ import type { JobQueue } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ProjectKeyring } from '../../lib/crypto.js';
 import type { RateLimiter } from '../../lib/rate-limit.js';
-import type { AuthnDeps } from '../identity/authn.js';
-import type { AccountKeys } from '../identity/mfa.js';
-import type { RenderCache } from '../pull/pull.js';
-import type { EnvWatch } from '../pull/watch.js';
-import type { AuditBatcher } from './audit.js';
+import type { Resolution } from '../../lib/references.js';
+import type { AuditBatcher } from '../../runtime/audit-batcher.js';
+import type { AuthnQueries, JwtCodec, VerifiedTokenCache } from '../../runtime/credentials.js';
+import type { EnvWatch } from '../../runtime/env-watch.js';
+import type { RenderCache } from '../../runtime/render-cache.js';
+import type { PlainVar } from './values.js';
 
-/** Everything services may use, wired once in app.ts. Services take the narrowest slice they need. */
+/**
+ * Everything services may use, wired once at start-up (app.ts). Services take the narrowest slice they
+ * need. The per-process pieces are runtime/'s; the shapes they are given are declared here, so this module
+ * imports no service that takes a Ctx (context.ts imports this one).
+ */
 export interface Deps {
   config: Config;
   db: Db;
   dialect: Dialect;
   clock: Clock;
   keyring: ProjectKeyring;
+  /** Group commit of the audit rows of reads (services/core/changes.ts recordRead). */
   auditBatcher: AuditBatcher;
-  renderCache: RenderCache;
+  /** Resolved environments by revision (services/pull/pull.ts). */
+  renderCache: RenderCache<ResolvedEnv>;
   authn: AuthnDeps;
   /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
   jobs: JobQueue;
-  /** Webhook secrets key, subscription cache and target checks (issue 5, services/workspace/webhooks.ts). */
+  /** Webhook secrets key, subscription cache and target checks (jobs/events.ts; services/workspace/webhooks.ts). */
   webhooks: WebhookDeps;
   /** D43: held pulls waiting for their environment to change. */
   watch: EnvWatch;
@@ -31,4 +38,46 @@ export interface Deps {
   limiter: RateLimiter;
   /** Master-key-derived keys for TOTP secrets and backup code digests (services/identity/mfa.ts). */
   accountKeys: AccountKeys;
+}
+
+/** What authentication reads with (services/identity/authn.ts). */
+export interface AuthnDeps {
+  db: Db;
+  clock: Clock;
+  jwt: JwtCodec;
+  queries: AuthnQueries;
+  tokenCache: VerifiedTokenCache;
+  /** D33: when this process last wrote each access token's lastUsedAt (ms), so that it writes once a minute. */
+  lastTouch: Map<string, number>;
+}
+
+/** Keys derived from the master key for the account secrets of services/identity/mfa.ts. */
+export interface AccountKeys {
+  /** Seals TOTP secrets. */
+  mfaSecret: Buffer;
+  /** HMAC key of backup code digests. */
+  backupCode: Buffer;
+}
+
+/** A pull's environment, decrypted and resolved for one reader, as the render cache keeps it. */
+export interface ResolvedEnv {
+  revision: number;
+  /** The other environments the resolution asked for, and what it found (services/variables/references.ts). */
+  dependencies: Dependency[];
+  vars: Map<string, PlainVar>;
+  resolved: Map<string, Resolution>;
+  /** Rendered pull bodies by variant (format, metadata, project name). */
+  bodies: Map<string, { body: string; etag: string; context: string }>;
+}
+
+/** An environment a resolution asked for, and what its reader found there. */
+export interface Dependency {
+  /** The project slug as written; null: relative to `projectId`, the referring environment's project. */
+  slug: string | null;
+  projectId: string | null;
+  env: string;
+  /** The environment read, or null: refused (missing, or not readable by the reader who resolved). */
+  envId: string | null;
+  /** Its revision when its variables were read (0 when refused). */
+  revision: number;
 }

@@ -2,7 +2,6 @@ import type { Db } from '../../db/index.js';
 import { DecryptionError, type ProjectKeyring, type ValueRole } from '../../lib/crypto.js';
 import { AppError } from '../../lib/errors.js';
 import type { SourceEnv, SourceVar } from '../../lib/references.js';
-import type { EnvRow, ProjectAccess } from './authz.js';
 
 /**
  * Variable values in and out of their sealed form: the one module that encrypts or decrypts a value.
@@ -11,6 +10,13 @@ import type { EnvRow, ProjectAccess } from './authz.js';
  */
 
 export type VarType = 'secret' | 'plain';
+
+/**
+ * The project of an authorized request (authz.ts's ProjectAccess) as far as sealing needs it: its id, bound
+ * into every value's additional data, and its wrapped data key. Written structurally so that this module,
+ * which deps.ts reads PlainVar from, imports nothing that takes a Ctx.
+ */
+type KeyedProject = { project: { id: string; wrapped_key: string } };
 
 export interface PlainVar {
   value: string;
@@ -31,11 +37,7 @@ export interface EnvSealer {
   toHistory(key: string, current: string): string;
 }
 
-export function envSealer(
-  keyring: ProjectKeyring,
-  access: Pick<ProjectAccess, 'project'>,
-  env: { id: string },
-): EnvSealer {
+export function envSealer(keyring: ProjectKeyring, access: KeyedProject, env: { id: string }): EnvSealer {
   const at = (key: string) => ({
     projectId: access.project.id,
     wrapped: access.project.wrapped_key,
@@ -75,8 +77,8 @@ export const decryptFailed = (key: string) =>
  */
 export async function decryptEnvValues(
   deps: { db: Db; keyring: ProjectKeyring },
-  access: Pick<ProjectAccess, 'project'>,
-  env: EnvRow,
+  access: KeyedProject,
+  env: { id: string },
 ): Promise<Map<string, PlainVar>> {
   const { vars, broken } = await openEnvValues(deps, access, env);
   const [first] = broken.keys();
@@ -87,8 +89,8 @@ export async function decryptEnvValues(
 /** Like decryptEnvValues, but the keys whose value does not decrypt are returned apart (the listing marks them). */
 export async function openEnvValues(
   deps: { db: Db; keyring: ProjectKeyring },
-  access: Pick<ProjectAccess, 'project'>,
-  env: EnvRow,
+  access: KeyedProject,
+  env: { id: string },
 ): Promise<{ vars: Map<string, PlainVar>; broken: Map<string, Omit<PlainVar, 'value'>> }> {
   const rows = await deps.db
     .selectFrom('variables')

@@ -6,7 +6,7 @@ import { newId, randomBase62 } from '../../lib/ids.js';
 import { matchTotpStep, newTotpSecret, otpauthUrl } from '../../lib/totp.js';
 import { recordChange } from '../core/changes.js';
 import { actingAs, type Ctx } from '../core/context.js';
-import type { Deps } from '../core/deps.js';
+import type { AccountKeys, Deps } from '../core/deps.js';
 import { userActor } from '../core/principal.js';
 import { landingWorkspace } from '../workspace/team.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
@@ -21,14 +21,6 @@ import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
  * a TOTP code moves `users.mfa_last_step` forward (`... WHERE mfa_last_step < step`), a backup code is
  * deleted (`DELETE ... WHERE code_hash = ?`).
  */
-
-/** Keys derived from the master key (app.ts) for the account secrets of this module. */
-export interface AccountKeys {
-  /** Seals TOTP secrets. */
-  mfaSecret: Buffer;
-  /** HMAC key of backup code digests. */
-  backupCode: Buffer;
-}
 
 /** Spec "Limits": the mfaToken lives 5 minutes. */
 export const MFA_TOKEN_LIFETIME_MS = 5 * 60_000;

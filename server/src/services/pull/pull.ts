@@ -2,14 +2,13 @@ import { createHash } from 'node:crypto';
 import { CONTEXT_KEYS, type ContextKey, MASK, type OutputFormat } from '@svcenv/contract';
 import { AppError, ReferenceError422 } from '../../lib/errors.js';
 import { CONTENT_TYPES, FILE_EXTENSIONS, k8sSecretName, render } from '../../lib/formats.js';
-import type { Resolution } from '../../lib/references.js';
 import { authorizeEnv } from '../core/authz.js';
 import { recordRead } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
-import type { Deps } from '../core/deps.js';
+import type { Deps, ResolvedEnv } from '../core/deps.js';
 import { emitEvent } from '../core/events.js';
-import { decryptEnvValues, envSealer, type PlainVar } from '../core/values.js';
-import { type Dependency, dependenciesHold, masksResolution, resolveForReader } from '../variables/references.js';
+import { decryptEnvValues, envSealer } from '../core/values.js';
+import { dependenciesHold, masksResolution, resolveForReader } from '../variables/references.js';
 import { valuesAt } from '../variables/revisions.js';
 
 /**
@@ -24,35 +23,6 @@ import { valuesAt } from '../variables/revisions.js';
  * unchanged environments skip decryption. An entry resolved for one reader serves another only when every
  * environment it read (or was refused) is read (or refused) alike by that one: a few entries per environment.
  */
-interface ResolvedEnv {
-  revision: number;
-  /** The other environments the resolution asked for, and what it found (services/variables/references.ts). */
-  dependencies: Dependency[];
-  vars: Map<string, PlainVar>;
-  resolved: Map<string, Resolution>;
-  /** Rendered pull bodies by variant (format, metadata, project name). */
-  bodies: Map<string, { body: string; etag: string; context: string }>;
-}
-
-export class RenderCache {
-  private readonly map = new Map<string, ResolvedEnv[]>();
-  constructor(
-    private readonly max = 2_000,
-    /** Entries per environment at one revision (readers whose references reach different environments). */
-    private readonly perEnv = 4,
-  ) {}
-  /** The entries of `envId` at `revision`, most recently added first. */
-  candidates(envId: string, revision: number): readonly ResolvedEnv[] {
-    return (this.map.get(envId) ?? []).filter((e) => e.revision === revision);
-  }
-  add(envId: string, entry: ResolvedEnv): void {
-    const kept = (this.map.get(envId) ?? []).filter((e) => e.revision === entry.revision);
-    this.map.delete(envId);
-    if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
-    this.map.set(envId, [entry, ...kept].slice(0, this.perEnv));
-  }
-}
-
 type Format = OutputFormat;
 
 /** D28a: the synthetic context variables; a user-defined variable of the same name wins. */

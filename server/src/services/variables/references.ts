@@ -10,6 +10,7 @@ import {
   requireEnv,
 } from '../core/authz.js';
 import type { Ctx } from '../core/context.js';
+import type { Dependency } from '../core/deps.js';
 import type { Permission } from '../core/principal.js';
 import { openEnvValues, type PlainVar, sourceEnv } from '../core/values.js';
 import { projectIdOf } from '../projects/project-ref.js';
@@ -22,18 +23,6 @@ import { projectIdOf } from '../projects/project-ref.js';
  * they do to a direct read. A refusal (404 or 403 there) is only "cannot resolve": which of the two is never
  * said. Only environments a variable actually reaches are read and decrypted.
  */
-
-/** An environment a resolution asked for, and what its reader found there. */
-export interface Dependency {
-  /** The project slug as written; null: relative to `projectId`, the referring environment's project. */
-  slug: string | null;
-  projectId: string | null;
-  env: string;
-  /** The environment read, or null: refused (missing, or not readable by the reader who resolved). */
-  envId: string | null;
-  /** Its revision when its variables were read (0 when refused). */
-  revision: number;
-}
 
 export interface ReaderResolution {
   resolved: Map<string, Resolution>;

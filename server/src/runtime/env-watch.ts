@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { readEpoch } from '../../db/epoch-cache.js';
-import type { Db, Dialect } from '../../db/index.js';
-import { listenForRevisions } from '../../db/notify.js';
+import { readEpoch } from '../db/epoch-cache.js';
+import type { Db, Dialect } from '../db/index.js';
+import { listenForRevisions } from '../db/notify.js';
 
 /**
  * D43: held pulls wait here for their environment to change. A waiter remembers the revisions its answer was
