@@ -13,7 +13,7 @@ import type { RenderCache } from '../../runtime/render-cache.js';
 import type { PlainVar } from './values.js';
 
 /**
- * Everything services may use, wired once at start-up (app.ts). Services take the narrowest slice they
+ * Everything services may use, wired once at start-up (wiring.ts). Services take the narrowest slice they
  * need. The per-process pieces are runtime/'s; the shapes they are given are declared here, so this module
  * imports no service that takes a Ctx (context.ts imports this one).
  */
