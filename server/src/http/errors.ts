@@ -42,7 +42,7 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return reply.status(413).send(body('PAYLOAD_TOO_LARGE', 'request body is too large', 'body'));
-    // (No empty-body case: app.ts's JSON parser takes an empty body as none.)
+    // (No empty-body case: http/body.ts's JSON parser takes an empty body as none.)
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return reply.status(400).send(body('VALIDATION', NOT_JSON, 'body'));
@@ -122,7 +122,7 @@ export function unmetExpectationHandler(_req: IncomingMessage, res: ServerRespon
   res.end(text);
 }
 
-/** The headers every answer carries (app.ts sets them on routed replies; clientErrorHandler writes them raw). */
+/** The headers every answer carries (http/hooks.ts sets them on routed replies; clientErrorHandler writes them raw). */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

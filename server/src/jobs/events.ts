@@ -59,7 +59,7 @@ export class WebhookSubscriptions {
   }
 }
 
-/** What the webhook services and the delivery job need, wired in app.ts (Deps.webhooks). */
+/** What the webhook services and the delivery job need, wired in wiring.ts (Deps.webhooks). */
 export interface WebhookDeps {
   subscriptions: WebhookSubscriptions;
   /** Seals the `whsec_` secrets; derived from the master key. */

@@ -30,7 +30,10 @@ export interface Deps {
   authn: AuthnDeps;
   /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
   jobs: JobQueue;
-  /** Webhook secrets key, subscription cache and target checks (jobs/events.ts; services/workspace/webhooks.ts). */
+  /**
+   * Made by jobs/events.ts with the delivery job: the subscription cache (core/events.ts asks it on every
+   * event), the key that seals webhook secrets and the target checks (D5, workspace/webhooks.ts).
+   */
   webhooks: WebhookDeps;
   /** D43: held pulls waiting for their environment to change. */
   watch: EnvWatch;
