@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
- * Fails when the code stops reading one way: a cycle of value imports between modules of one package, or
- * a server module importing a layer above its own (ARCHITECTURE.md "Layering").
+ * Fails when the code stops reading one way: a cycle of imports between modules of one package, a server
+ * module importing a layer above its own, or a migration importing anything of the application
+ * (ARCHITECTURE.md "Layering").
  *
  *   node scripts/check-layers.mjs [root]
  *
- * Only value imports count: `import type` (and `import { type A, type B }`) vanish at compile time and
- * cannot form a cycle at run time. Relative imports only: packages depend on each other through their
- * package names, which npm workspaces already keep acyclic (contract imports nothing of ours).
+ * Type imports count like value imports: `import type` vanishes at compile time, but a module that needs
+ * another's types to be read depends on it all the same, and a circle of them is a circle to whoever reads
+ * or moves the code. Relative imports only: packages depend on each other through their package names,
+ * which npm workspaces already keep acyclic (contract imports nothing of ours).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -19,14 +21,16 @@ const PACKAGES = ['contract/src', 'server/src', 'cli/src', 'web/src'];
 
 /**
  * Server layers, lowest first. A module may import its own layer and the ones below; `routes` sits on
- * `services`, which may enqueue `jobs`; `db` and `lib` know nothing of the request.
+ * `services` and `http`; services may enqueue `jobs` and use the per-process state of `runtime` (caches,
+ * the audit group commit, held pulls), which the wiring creates; `db` and `lib` know nothing of the request.
  */
 const SERVER_LAYERS = [
   ['lib', 'db'],
+  ['runtime'],
   ['jobs'],
   ['services', 'http'],
   ['routes'],
-  ['app.ts', 'main.ts', 'admin.ts', 'config.ts'],
+  ['app.ts', 'wiring.ts', 'main.ts', 'admin.ts', 'config.ts'],
 ];
 // config.ts is read by every layer (it is the validated environment), so it counts as the lowest.
 const LOWEST = new Set(['config.ts']);
@@ -42,19 +46,21 @@ function sourceFiles(dir) {
   return out;
 }
 
-// One statement: the clause stops at the first `from '...'` (no `;` inside), whatever that names.
-const IMPORT = /^\s*(?:import|export)\s+(?!type\b)([^;]*?)\s+from\s+['"]([^'"]+)['"]/gm;
+// One statement: the clause stops at the first `from '...'` (no `;` inside), whatever that names; or a bare
+// `import '...'` for its effects.
+const IMPORT = /^\s*(?:import|export)\s+(?:[^;]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
 
-/** Relative value imports of a file, resolved to files. */
-function valueImports(file) {
-  const text = readFileSync(file, 'utf8');
+/** Every import of a file (`import type` included) as written. */
+function specifiers(file) {
+  return [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]);
+}
+
+/** Relative imports of a file, values and types alike, resolved to files. */
+function imports(file) {
   const out = [];
-  for (const m of text.matchAll(IMPORT)) {
-    if (!m[2].startsWith('.')) continue;
-    const clause = m[1];
-    const named = /^\{([\s\S]*)\}$/.exec(clause.trim());
-    if (named?.[1]?.split(',').every((part) => !part.trim() || /^type\s/.test(part.trim()))) continue;
-    const target = resolveImport(dirname(file), m[2]);
+  for (const spec of specifiers(file)) {
+    if (!spec.startsWith('.')) continue;
+    const target = resolveImport(dirname(file), spec);
     if (target) out.push(target);
   }
   return out;
@@ -73,17 +79,30 @@ const problems = [];
 
 for (const pkg of PACKAGES) {
   const files = sourceFiles(join(root, pkg));
-  const graph = new Map(files.map((f) => [f, valueImports(f)]));
-  for (const cycle of cycles(graph)) problems.push(`value import cycle: ${cycle.map(rel).join(' -> ')}`);
+  const graph = new Map(files.map((f) => [f, imports(f)]));
+  for (const component of cycles(graph)) {
+    const also = component.length > 2 ? ` (one of ${component.length} modules importing each other)` : '';
+    problems.push(`import cycle: ${cyclePath(graph, component).map(rel).join(' -> ')}${also}`);
+  }
 }
 
 const serverDir = join(root, 'server', 'src');
 for (const file of sourceFiles(serverDir)) {
   const from = layerOf(relative(serverDir, file));
-  for (const target of valueImports(file)) {
+  for (const target of imports(file)) {
     if (!target.startsWith(serverDir)) continue;
     const to = layerOf(relative(serverDir, target));
     if (to > from) problems.push(`${rel(file)} imports ${rel(target)}: a lower layer may not import a higher one`);
+  }
+}
+
+// A migration is frozen once shipped: it runs against the schema of its day, so it may import packages
+// (kysely) but nothing of the application, whose types and rules move on.
+const migrations = join(serverDir, 'db', 'migrations');
+for (const file of sourceFiles(migrations)) {
+  for (const spec of specifiers(file)) {
+    if (spec.startsWith('.'))
+      problems.push(`${rel(file)} imports ${spec}: a migration imports nothing of the application`);
   }
 }
 
@@ -94,7 +113,29 @@ function layerOf(pathInSrc) {
   return i === -1 ? SERVER_LAYERS.length : i;
 }
 
-/** One representative cycle per strongly connected component of more than one module (Tarjan). */
+/** The shortest circle of imports from the component's first module back to it (breadth first). */
+function cyclePath(graph, component) {
+  const inside = new Set(component);
+  const start = component[0];
+  const prev = new Map([[start, null]]);
+  const queue = [start];
+  for (const v of queue) {
+    for (const w of graph.get(v) ?? []) {
+      if (w === start) {
+        const path = [];
+        for (let u = v; u !== start; u = prev.get(u)) path.unshift(u);
+        return [start, ...path, start];
+      }
+      if (inside.has(w) && !prev.has(w)) {
+        prev.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [...component, start];
+}
+
+/** The modules of each strongly connected component of more than one module (Tarjan). */
 function cycles(graph) {
   const index = new Map();
   const low = new Map();
@@ -121,7 +162,7 @@ function cycles(graph) {
         onStack.delete(w);
         component.push(w);
       } while (w !== v);
-      if (component.length > 1) found.push([...component.reverse(), component[0]]);
+      if (component.length > 1) found.push(component.reverse());
     }
   };
   for (const v of graph.keys()) if (!index.has(v)) visit(v);
@@ -133,4 +174,4 @@ if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s)`);
   process.exit(1);
 }
-console.log('check-layers: no value import cycles, server layers read one way');
+console.log('check-layers: no import cycles (types included), server layers read one way, migrations stand alone');

@@ -4,7 +4,7 @@ import { envPermissionValue, projectRole } from './workspace.js';
 
 /**
  * D57: what the caller may do in a project, computed by the server with the same rules as every check
- * (server/src/services/authz.ts), so a client shows only the controls the server would allow.
+ * (server/src/services/core/authz.ts), so a client shows only the controls the server would allow.
  * `role`: the caller's project role, or "Owner" for a workspace Owner (who bypasses project roles; their
  * project membership, if any, is not what decides). Through an access token it is the creating user's role,
  * while `envs`, `admin` and `owner` already include the token's scope and environment list.

@@ -47,8 +47,8 @@ export const NATIVE = ['better-sqlite3', '@node-rs/argon2', '@node-rs/bcrypt'];
  * fails the build, so a new dependency that finds its own files by path is noticed here, not in production.
  */
 const DIRNAME_ALLOWED = {
-  // readPackageJson() in a try, for the default OpenAPI `info`, which app.ts always sets.
-  '@fastify/swagger/lib/util/read-package-json.js': 'caught; info is set by app.ts',
+  // readPackageJson() in a try, for the default OpenAPI `info`, which http/openapi.ts always sets.
+  '@fastify/swagger/lib/util/read-package-json.js': 'caught; info is set by http/openapi.ts',
   // getPackageMeta() in a try (the library version sent with CLIENT SETINFO); Command's friendly stacks only
   // with showFriendlyErrorStack, which lib/rate-limit.ts does not set.
   'ioredis/built/utils/index.js': 'caught',

@@ -2,8 +2,8 @@ import { loadConfig } from './config.js';
 import { migrate, openDb } from './db/index.js';
 import { systemClock } from './lib/clock.js';
 import { loadMasterKey } from './lib/master-key.js';
-import { type AdminResult, backup, rewrapKeys, setPlan, verify } from './services/admin.js';
-import { adminResetLink } from './services/password-reset.js';
+import { adminResetLink } from './services/identity/password-reset.js';
+import { type AdminResult, backup, rewrapKeys, setPlan, verify } from './services/workspace/admin.js';
 
 /**
  * Operator commands, run on the server host with the server's own environment (DATABASE_URL, MASTER_KEY,

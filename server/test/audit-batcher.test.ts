@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, dialectName, signupUser, startApp, type TestApp } from './harness.js';
 
-/** The group commit of read audits (services/audit.ts) on the real database. */
+/** The group commit of read audits (services/core/audit.ts) on the real database. */
 describe(`audit group commit (${dialectName})`, () => {
   let srv: TestApp;
   beforeAll(async () => {

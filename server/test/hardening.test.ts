@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTrustedProxy, loadConfig, proxyList } from '../src/config.js';
 import { migrate, openDb } from '../src/db/index.js';
 import { seal, valueAad } from '../src/lib/crypto.js';
-import { bindLegacyValues } from '../src/services/value-binding.js';
+import { bindLegacyValues } from '../src/services/variables/value-binding.js';
 import {
   createProject,
   createToken,

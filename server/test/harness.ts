@@ -25,7 +25,7 @@ import { loadConfig } from '../src/config.js';
 import { type DbHandle, migrate, openDb } from '../src/db/index.js';
 import type { Clock } from '../src/lib/clock.js';
 import type { Resolver } from '../src/lib/net-guard.js';
-import type { Deps } from '../src/services/deps.js';
+import type { Deps } from '../src/services/core/deps.js';
 
 /**
  * Test harness: the real server on a random loopback port with a temporary data directory, on SQLite or,

@@ -2,7 +2,7 @@ import { meResponse, myWorkspacesResponse, sessionResponse } from '@svcenv/contr
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
-import { JWT_LIFETIME_S } from '../src/services/authn.js';
+import { JWT_LIFETIME_S } from '../src/services/identity/authn.js';
 import { loginFrom } from './account-helpers.js';
 import { createToken, dialectName, loginSession, signupUser, startApp, type TestApp } from './harness.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/lib/clock.js';
 import { clientKey } from '../src/lib/rate-limit.js';
-import { RESEND_PER_USER } from '../src/services/limits.js';
+import { RESEND_PER_USER } from '../src/services/identity/limits.js';
 import { loginFrom, redisForTests, testRedisPrefix } from './account-helpers.js';
 import {
   dialectName,

@@ -1,4 +1,4 @@
-// Worker thread of the SQLite audit group commit (services/audit.ts): its own connection to the same
+// Worker thread of the SQLite audit group commit (services/core/audit.ts): its own connection to the same
 // database, so the fsync of a batch happens off the event loop that serves requests. Plain JavaScript so it
 // loads without a TypeScript loader. Each message is one batch, committed in one transaction.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';

@@ -1,5 +1,9 @@
 import type SQLite from 'better-sqlite3';
-import type { Db } from './index.js';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/** db/index.ts's Db, spelt out: index.ts enables the cache, so this module does not import it back. */
+type Db = Kysely<Database>;
 
 /**
  * Per-process cache of the rows that authentication and authorization read on every request (token,

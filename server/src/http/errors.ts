@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, ReferenceError422 } from '../lib/errors.js';
-import { fieldNameLike } from '../lib/redact.js';
+import { fieldNameLike, loggablePath } from '../lib/redact.js';
 
 // Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
 // `constructor.prototype` (refused against prototype poisoning).
@@ -42,7 +42,7 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return reply.status(413).send(body('PAYLOAD_TOO_LARGE', 'request body is too large', 'body'));
-    // (No empty-body case: app.ts's JSON parser takes an empty body as none.)
+    // (No empty-body case: http/body.ts's JSON parser takes an empty body as none.)
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return reply.status(400).send(body('VALIDATION', NOT_JSON, 'body'));
@@ -67,6 +67,11 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
  */
 export function body(code: string, message: string, field = '') {
   return { error: { code, message, field } };
+}
+
+/** A path no route serves: 404 in our shape, the path as it may be logged (no query string). */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  return reply.status(404).send(body('NOT_FOUND', `no route for ${request.method} ${loggablePath(request.url)}`));
 }
 
 /** Fastify's errors from before routing (a path that does not decode): 400 in our shape, not Fastify's. */
@@ -117,7 +122,7 @@ export function unmetExpectationHandler(_req: IncomingMessage, res: ServerRespon
   res.end(text);
 }
 
-/** The headers every answer carries (app.ts sets them on routed replies; clientErrorHandler writes them raw). */
+/** The headers every answer carries (http/hooks.ts sets them on routed replies; clientErrorHandler writes them raw). */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

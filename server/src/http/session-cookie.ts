@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden } from '../lib/errors.js';
-import { JWT_LIFETIME_S } from '../services/authn.js';
+import { JWT_LIFETIME_S } from '../services/identity/authn.js';
 
 /**
  * The dashboard's session in every tab of the browser (issue 18, ADR 0014). Every answer that issues a

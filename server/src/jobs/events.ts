@@ -9,7 +9,7 @@ import type { JobQueue } from './queue.js';
 import { pruneDeliveries, WEBHOOK_JOB, webhookJob } from './webhook.js';
 
 /**
- * Which webhooks of a workspace subscribe to which event (services/events.ts asks on every event).
+ * Which webhooks of a workspace subscribe to which event (services/core/events.ts asks on every event).
  *
  * Pull is the hot path, so which webhooks of a workspace subscribe to what is cached per process: a
  * workspace without webhooks costs one map lookup per event. Webhook writes on this instance invalidate
@@ -59,7 +59,7 @@ export class WebhookSubscriptions {
   }
 }
 
-/** What the webhook services and the delivery job need, wired in app.ts (Deps.webhooks). */
+/** What the webhook services and the delivery job need, wired in wiring.ts (Deps.webhooks). */
 export interface WebhookDeps {
   subscriptions: WebhookSubscriptions;
   /** Seals the `whsec_` secrets; derived from the master key. */

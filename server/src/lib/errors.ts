@@ -33,3 +33,10 @@ export const forbidden = (message = 'insufficient permission') => new AppError('
 export const unauthorized = (message = 'missing, invalid or expired credential') =>
   new AppError('UNAUTHORIZED', message);
 export const validation = (field: string, message: string) => new AppError('VALIDATION', message, field);
+
+export function rateLimited(retryAfterMs: number, message = 'too many requests; try again later'): AppError {
+  // Retry-After is in whole seconds, rounded up so a client that obeys it is never refused again.
+  return new AppError('RATE_LIMIT', message, undefined, {
+    'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+  });
+}

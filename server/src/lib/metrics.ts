@@ -99,7 +99,7 @@ export class Metrics {
     });
   }
 
-  /** One answered request (app.ts onResponse). `route` is the matched template, or undefined. */
+  /** One answered request (http/hooks.ts onResponse). `route` is the matched template, or undefined. */
   observe(route: string | undefined, method: string, status: number, seconds: number): void {
     const r = route ?? 'unmatched';
     this.requests.inc({ route: r, method, status: String(status) });

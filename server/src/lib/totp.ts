@@ -3,7 +3,7 @@ import { Secret, TOTP } from 'otpauth';
 /**
  * D13 TOTP: SHA-1, 30-second period, 6 digits (what every authenticator app expects), through the
  * maintained `otpauth` library; the server only adds the time (from the injected clock) and the replay
- * guard (services/mfa.ts).
+ * guard (services/identity/mfa.ts).
  */
 export const TOTP_PERIOD_S = 30;
 const ISSUER = 'svcenv';

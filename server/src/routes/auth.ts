@@ -3,12 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { CSRF_HEADER, clearSessionCookie } from '../http/session-cookie.js';
 import { forbidden } from '../lib/errors.js';
-import { login, sessionUser, signup, switchWorkspace, verifyMfaLogin } from '../services/accounts.js';
-import type { Deps } from '../services/deps.js';
-import { resendVerification, verifyEmail } from '../services/email-verification.js';
-import { limitLoginByIp } from '../services/limits.js';
-import { passwordResetJobs, requestPasswordReset, resetPassword } from '../services/password-reset.js';
-import { inviteInfo } from '../services/team.js';
+import type { Deps } from '../services/core/deps.js';
+import { login, sessionUser, signup, switchWorkspace, verifyMfaLogin } from '../services/identity/accounts.js';
+import { resendVerification, verifyEmail } from '../services/identity/email-verification.js';
+import { limitLoginByIp } from '../services/identity/limits.js';
+import { passwordResetJobs, requestPasswordReset, resetPassword } from '../services/identity/password-reset.js';
+import { inviteInfo } from '../services/workspace/team.js';
 
 export async function authRoutes(fastify: FastifyInstance, { deps }: { deps: Deps }) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();

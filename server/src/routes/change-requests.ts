@@ -2,7 +2,7 @@ import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ifMatch, REVISION_HEADER } from '../http/revisions.js';
-import * as requests from '../services/change-requests.js';
+import * as requests from '../services/variables/change-requests.js';
 
 /** D47: change requests of one environment. */
 export async function changeRequestRoutes(fastify: FastifyInstance) {

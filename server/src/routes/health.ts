@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { body } from '../http/errors.js';
-import type { Deps } from '../services/deps.js';
+import type { Deps } from '../services/core/deps.js';
 
 const healthResponse = z.object({ ok: z.literal(true) });
 const readyResponse = z.object({ ready: z.literal(true) });

@@ -1,8 +1,8 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import * as me from '../services/me.js';
-import * as mfa from '../services/mfa.js';
+import * as me from '../services/identity/me.js';
+import * as mfa from '../services/identity/mfa.js';
 
 /** D12: the signed-in user's account and two-factor settings; JWT only (D10). */
 export async function meRoutes(fastify: FastifyInstance) {

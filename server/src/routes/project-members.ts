@@ -1,7 +1,7 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import * as pm from '../services/project-members.js';
+import * as pm from '../services/projects/project-members.js';
 
 /** D22: project members and per-environment overrides (Owner or project Admin). */
 export async function projectMemberRoutes(fastify: FastifyInstance) {

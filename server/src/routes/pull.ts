@@ -2,8 +2,8 @@ import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { REVISION_HEADER } from '../http/revisions.js';
-import { authenticate } from '../services/authn.js';
-import { exportVars, pullWaiting } from '../services/pull.js';
+import { authenticate } from '../services/identity/authn.js';
+import { exportVars, pullWaiting } from '../services/pull/pull.js';
 
 export async function pullRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();

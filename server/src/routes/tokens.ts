@@ -1,7 +1,7 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import * as tokens from '../services/tokens.js';
+import * as tokens from '../services/identity/tokens.js';
 
 /** D31/D10: token management requires a dashboard session (JWT); `GET /auth/token` is a token's own (D58). */
 export async function tokenRoutes(fastify: FastifyInstance) {

@@ -2,9 +2,9 @@ import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ifMatch, REVISION_HEADER, withRevision } from '../http/revisions.js';
-import type { EnvTarget } from '../services/authz.js';
-import * as revisions from '../services/revisions.js';
-import * as vars from '../services/variables.js';
+import type { EnvTarget } from '../services/core/authz.js';
+import * as revisions from '../services/variables/revisions.js';
+import * as vars from '../services/variables/variables.js';
 
 export async function variableRoutes(fastify: FastifyInstance) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();

@@ -1,7 +1,7 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import * as webhooks from '../services/webhooks.js';
+import * as webhooks from '../services/workspace/webhooks.js';
 
 /** Webhooks (spec "Workspace endpoints", D34-D35): Owner only, dashboard session only (D10). */
 export async function webhookRoutes(fastify: FastifyInstance) {

@@ -1,8 +1,8 @@
 import * as c from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import * as team from '../services/team.js';
-import * as ws from '../services/workspace.js';
+import * as team from '../services/workspace/team.js';
+import * as ws from '../services/workspace/workspace.js';
 
 /** Workspace endpoints: JWT required (spec, D10). */
 export async function workspaceRoutes(fastify: FastifyInstance) {

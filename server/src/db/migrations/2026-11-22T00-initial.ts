@@ -1,5 +1,7 @@
 import type { CreateTableBuilder, Kysely } from 'kysely';
-import type { Dialect } from '../index.js';
+
+/** The database this runs on, written out here: a migration imports nothing of the application. */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * Frozen in time: typed as Kysely<any> and importing no app code (guide convention 13).

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../index.js';
+
+/** The database this runs on, written out here: a migration imports nothing of the application. */
+type Dialect = 'sqlite' | 'postgres';
 
 /** Durable background jobs (jobs/queue.ts). Frozen in time: Kysely<any>, no app imports. */
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../index.js';
+
+/** The database this runs on, written out here: a migration imports nothing of the application. */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * Account security (issue 4): TOTP replay guard, backup codes, MFA login challenges, email verification.

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../index.js';
+
+/** The database this runs on, written out here: a migration imports nothing of the application. */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * Events (issue 5): webhooks, their delivery attempts, and the per-workspace record of the last expiry

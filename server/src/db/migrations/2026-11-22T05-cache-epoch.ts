@@ -1,5 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import type { Dialect } from '../index.js';
+
+/** The database this runs on, written out here: a migration imports nothing of the application. */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * The change counter behind the per-process read cache of authentication and authorization rows

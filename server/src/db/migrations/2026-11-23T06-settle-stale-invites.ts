@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 /**
  * Closes pending invites whose address already belongs to a member of the workspace. Before this, adding an
  * existing account directly left that person's pending invite open: it held a seat in `usage.members`, and
- * after a removal its old link let them back in. The add now closes it (services/team.ts); this settles the
+ * after a removal its old link let them back in. The add now closes it (services/workspace/team.ts); this settles the
  * rows written before. Frozen in time: Kysely<any>, no app imports.
  */
 export async function up(db: Kysely<any>): Promise<void> {

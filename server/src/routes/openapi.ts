@@ -1,0 +1,6 @@
+import type { FastifyInstance } from 'fastify';
+
+/** The OpenAPI document of every route registered after http/openapi.ts's documentRoutes. */
+export async function openApiRoutes(app: FastifyInstance) {
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,86 @@
+import type { Config } from '../../config.js';
+import type { Db, Dialect } from '../../db/index.js';
+import type { WebhookDeps } from '../../jobs/events.js';
+import type { JobQueue } from '../../jobs/queue.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ProjectKeyring } from '../../lib/crypto.js';
+import type { RateLimiter } from '../../lib/rate-limit.js';
+import type { Resolution } from '../../lib/references.js';
+import type { AuditBatcher } from '../../runtime/audit-batcher.js';
+import type { AuthnQueries, JwtCodec, VerifiedTokenCache } from '../../runtime/credentials.js';
+import type { EnvWatch } from '../../runtime/env-watch.js';
+import type { RenderCache } from '../../runtime/render-cache.js';
+import type { PlainVar } from './values.js';
+
+/**
+ * Everything services may use, wired once at start-up (wiring.ts). Services take the narrowest slice they
+ * need. The per-process pieces are runtime/'s; the shapes they are given are declared here, so this module
+ * imports no service that takes a Ctx (context.ts imports this one).
+ */
+export interface Deps {
+  config: Config;
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  keyring: ProjectKeyring;
+  /** Group commit of the audit rows of reads (services/core/changes.ts recordRead). */
+  auditBatcher: AuditBatcher;
+  /** Resolved environments by revision (services/pull/pull.ts). */
+  renderCache: RenderCache<ResolvedEnv>;
+  authn: AuthnDeps;
+  /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
+  jobs: JobQueue;
+  /**
+   * Made by jobs/events.ts with the delivery job: the subscription cache (core/events.ts asks it on every
+   * event), the key that seals webhook secrets and the target checks (D5, workspace/webhooks.ts).
+   */
+  webhooks: WebhookDeps;
+  /** D43: held pulls waiting for their environment to change. */
+  watch: EnvWatch;
+  /** Rate limits (D14, D11), shared by all instances through Redis when REDIS_URL is set (D2). */
+  limiter: RateLimiter;
+  /** Master-key-derived keys for TOTP secrets and backup code digests (services/identity/mfa.ts). */
+  accountKeys: AccountKeys;
+}
+
+/** What authentication reads with (services/identity/authn.ts). */
+export interface AuthnDeps {
+  db: Db;
+  clock: Clock;
+  jwt: JwtCodec;
+  queries: AuthnQueries;
+  tokenCache: VerifiedTokenCache;
+  /** D33: when this process last wrote each access token's lastUsedAt (ms), so that it writes once a minute. */
+  lastTouch: Map<string, number>;
+}
+
+/** Keys derived from the master key for the account secrets of services/identity/mfa.ts. */
+export interface AccountKeys {
+  /** Seals TOTP secrets. */
+  mfaSecret: Buffer;
+  /** HMAC key of backup code digests. */
+  backupCode: Buffer;
+}
+
+/** A pull's environment, decrypted and resolved for one reader, as the render cache keeps it. */
+export interface ResolvedEnv {
+  revision: number;
+  /** The other environments the resolution asked for, and what it found (services/variables/references.ts). */
+  dependencies: Dependency[];
+  vars: Map<string, PlainVar>;
+  resolved: Map<string, Resolution>;
+  /** Rendered pull bodies by variant (format, metadata, project name). */
+  bodies: Map<string, { body: string; etag: string; context: string }>;
+}
+
+/** An environment a resolution asked for, and what its reader found there. */
+export interface Dependency {
+  /** The project slug as written; null: relative to `projectId`, the referring environment's project. */
+  slug: string | null;
+  projectId: string | null;
+  env: string;
+  /** The environment read, or null: refused (missing, or not readable by the reader who resolved). */
+  envId: string | null;
+  /** Its revision when its variables were read (0 when refused). */
+  revision: number;
+}

@@ -1,0 +1,43 @@
+/** Who is making a request, as established by authentication (services/identity/authn.ts). */
+export type WsRole = 'Owner' | 'Member';
+export type ProjectRole = 'Admin' | 'Developer' | 'Read-only';
+export type Permission = 'none' | 'read' | 'write';
+
+export interface TokenGrant {
+  id: string;
+  name: string;
+  scope: 'read' | 'write' | 'deploy';
+  /** Environment names, or ['*'] for every environment. */
+  envs: string[];
+  /** null: workspace-wide. */
+  projectId: string | null;
+}
+
+export interface Principal {
+  kind: 'user' | 'token';
+  /** The user, or for a token the user who created it (whose permissions bound the token, D32). */
+  userId: string;
+  userName: string;
+  workspaceId: string;
+  /** Read from the database on every request, never from the credential (D9). */
+  wsRole: WsRole;
+  /** Audit actor: the user id, or the token id. */
+  actorId: string;
+  /** Webhook `actor` (D34): the user's name, or `token:<token name>`. */
+  actorName: string;
+  token: TokenGrant | null;
+}
+
+/** The actor of account events recorded outside an authenticated request (login, verify-mfa). */
+export function userActor(userId: string, workspaceId: string): Principal {
+  return {
+    kind: 'user',
+    userId,
+    userName: '',
+    workspaceId,
+    wsRole: 'Member',
+    actorId: userId,
+    actorName: '',
+    token: null,
+  };
+}

@@ -1,0 +1,63 @@
+import { AppError, unauthorized } from '../../lib/errors.js';
+import { recordChange } from '../core/changes.js';
+import type { Ctx } from '../core/context.js';
+import { hashPassword, sessionUser, verifyPassword } from './accounts.js';
+import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
+
+/** D12 account endpoints of the signed-in user (JWT only, D10). */
+
+export async function getMe(ctx: Ctx) {
+  const { deps, principal } = ctx;
+  return { user: await sessionUser(deps.db, principal.userId, principal.workspaceId) };
+}
+
+export async function updateMe(ctx: Ctx, input: { name: string }) {
+  const { deps, principal } = ctx;
+  await deps.db.updateTable('users').set({ name: input.name }).where('id', '=', principal.userId).execute();
+  return { user: await sessionUser(deps.db, principal.userId, principal.workspaceId) };
+}
+
+/**
+ * D12/D9: needs the current password; the new hash and a bumped session version commit together, so every
+ * JWT issued before (this request's included) is refused from the next request on, on every instance.
+ */
+export async function changePassword(ctx: Ctx, input: { currentPassword: string; newPassword: string }): Promise<void> {
+  const { deps, principal } = ctx;
+  const user = await deps.db
+    .selectFrom('users')
+    .select(['email', 'password_hash'])
+    .where('id', '=', principal.userId)
+    .executeTakeFirstOrThrow();
+  // A stolen session must not become a password oracle: wrong guesses spend the account's failure budget.
+  await assertAccountNotLocked(deps.limiter, user.email);
+  if (!(await verifyPassword(user.password_hash, input.currentPassword))) {
+    await recordAccountFailure(deps.limiter, user.email);
+    throw new AppError('UNAUTHORIZED', 'the current password is wrong', 'currentPassword');
+  }
+  const newHash = await hashPassword(input.newPassword);
+  await deps.db.transaction().execute(async (trx) => {
+    const r = await trx
+      .updateTable('users')
+      .set((eb) => ({ password_hash: newHash, session_version: eb('session_version', '+', 1) }))
+      .where('id', '=', principal.userId)
+      // Two concurrent changes from the same old password: the second finds the hash changed.
+      .where('password_hash', '=', user.password_hash)
+      .executeTakeFirst();
+    if (r.numUpdatedRows !== 1n) throw unauthorized('the password was changed meanwhile');
+    await recordChange(trx, ctx, { action: 'auth.password_change' });
+  });
+}
+
+/** D12: every workspace the user belongs to, with their role there. */
+export async function myWorkspaces(ctx: Ctx) {
+  const { deps, principal } = ctx;
+  const rows = await deps.db
+    .selectFrom('workspace_members as m')
+    .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+    .select(['w.id', 'w.name', 'w.slug', 'm.ws_role'])
+    .where('m.user_id', '=', principal.userId)
+    .orderBy('m.joined_at')
+    .orderBy('w.id')
+    .execute();
+  return { workspaces: rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, wsRole: r.ws_role })) };
+}

@@ -1,0 +1,242 @@
+import { createHash } from 'node:crypto';
+import { CONTEXT_KEYS, type ContextKey, MASK, type OutputFormat } from '@svcenv/contract';
+import { AppError, ReferenceError422 } from '../../lib/errors.js';
+import { CONTENT_TYPES, FILE_EXTENSIONS, k8sSecretName, render } from '../../lib/formats.js';
+import { authorizeEnv } from '../core/authz.js';
+import { recordRead } from '../core/changes.js';
+import type { Ctx } from '../core/context.js';
+import type { Deps, ResolvedEnv } from '../core/deps.js';
+import { emitEvent } from '../core/events.js';
+import { decryptEnvValues, envSealer } from '../core/values.js';
+import { dependenciesHold, masksResolution, resolveForReader } from '../variables/references.js';
+import { valuesAt } from '../variables/revisions.js';
+
+/**
+ * Pull and export (spec "Variable endpoints", spec variables rules 4-9, D28-D30, D55); the renderings are
+ * lib/formats.ts.
+ *
+ * The decrypted, resolved environment is cached per process keyed by the environment's revision, which every
+ * write bumps in its own transaction, and by the revisions of every other environment its references read
+ * (D49, ADR 0017). Each request still authenticates, authorizes and reads those revisions from the database
+ * (the referenced ones in one query, with the caller's read permission on each checked again), so several
+ * instances stay correct and a change anywhere a pull reached never yields a stale body or 304; only
+ * unchanged environments skip decryption. An entry resolved for one reader serves another only when every
+ * environment it read (or was refused) is read (or refused) alike by that one: a few entries per environment.
+ */
+type Format = OutputFormat;
+
+/** D28a: the synthetic context variables; a user-defined variable of the same name wins. */
+function contextEntries(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
+  const own = new Set(entries.map(([k]) => k));
+  const values: Record<ContextKey, string> = {
+    SVCENV_PROJECT: ctx.projectId,
+    SVCENV_ENV: ctx.env,
+    SVCENV_PROJECT_NAME: ctx.projectName,
+  };
+  const extra = CONTEXT_KEYS.map((k): [string, string] => [k, values[k]]);
+  return extra.filter(([k]) => !own.has(k));
+}
+function withContext(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
+  return [...entries, ...contextEntries(entries, ctx)];
+}
+
+async function loadResolved(
+  ctx: Ctx,
+  target: { projectId: string; env: string; need: 'read' | 'write'; atRevision?: number | undefined },
+) {
+  const { deps } = ctx;
+  // Pull and export write nothing the epoch cache holds, so their lookups share the counter value their
+  // authentication read (db/epoch-cache.ts).
+  const { access, env } = await authorizeEnv(ctx, { ...target, readOnly: true });
+  if (target.atRevision !== undefined) {
+    // D44: the state right after that revision (404 for an unknown one); references into this environment
+    // resolve at it, others at their current state. Not cached: a past state is asked for rarely.
+    const vars = await valuesAt(ctx, envSealer(deps.keyring, access, env), env, target.atRevision);
+    const { resolved, dependencies, permissions } = await resolveForReader(ctx, { access, env, vars }, true);
+    const cached: ResolvedEnv = { revision: target.atRevision, dependencies, vars, resolved, bodies: new Map() };
+    return { access, env, cached, permissions };
+  }
+  const revision = Number(env.revision);
+  for (const entry of deps.renderCache.candidates(env.id, revision)) {
+    const permissions = await dependenciesHold(ctx, { access, env }, entry.dependencies, true);
+    if (permissions) return { access, env, cached: entry, permissions };
+  }
+  const vars = await decryptEnvValues(deps, access, env);
+  const { resolved, dependencies, permissions } = await resolveForReader(ctx, { access, env, vars }, true);
+  const cached: ResolvedEnv = { revision, dependencies, vars, resolved, bodies: new Map() };
+  deps.renderCache.add(env.id, cached);
+  return { access, env, cached, permissions };
+}
+
+export interface PullResult {
+  body: string;
+  etag: string;
+  /** The context variables the server added to the body, comma-separated ("" with metadata=false). */
+  context: string;
+  contentType: string;
+  /** D44: the environment's revision the body was rendered at (X-Svcenv-Revision). */
+  revision: number;
+}
+
+export interface PullInput {
+  projectId: string;
+  env: string;
+  metadata: boolean;
+  format: Format;
+  operator: boolean;
+  /** D44: pull the state right after this revision. */
+  revision?: number | undefined;
+}
+
+/**
+ * D43: a pull that may be held. With `wait` seconds and an `ifNoneMatch` equal to the current ETag, the answer
+ * waits until the environment's body would change (rendered anew on every wake: never a stale 304), the time
+ * is up, or the server drains; `reauthenticate` checks the credential again before a held pull answers, so a
+ * token revoked meanwhile gets 401, not the new values. One audit row per answer, as for any pull.
+ */
+export async function pullWaiting(
+  ctx: Ctx,
+  input: PullInput & { wait?: number | undefined; ifNoneMatch: (etag: string) => boolean },
+  reauthenticate: () => Promise<Ctx>,
+): Promise<PullResult> {
+  let current = ctx;
+  let rendered = await renderPull(current, input);
+  // Pull takes access tokens only (spec variables rule 8): the token's id bounds its held pulls.
+  const tokenId = ctx.principal.token?.id;
+  // A past revision (D44) never changes: nothing to wait for.
+  const wait = input.revision === undefined ? input.wait : undefined;
+  if (wait !== undefined && tokenId !== undefined && input.ifNoneMatch(rendered.out.etag)) {
+    const deadline = Date.now() + wait * 1000;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      // D49: woken by a change of any environment the body read, not only the one pulled.
+      const held = ctx.deps.watch.wait(rendered.watched(), tokenId, left);
+      if (!held) break;
+      const reason = await held;
+      current = await reauthenticate();
+      rendered = await renderPull(current, input);
+      if (reason !== 'changed' || !input.ifNoneMatch(rendered.out.etag)) break;
+    }
+  }
+  await auditPull(current, input, rendered, input.wait);
+  return { ...rendered.out, contentType: CONTENT_TYPES[input.format], revision: rendered.revision };
+}
+
+/** The pull's body and ETag from the per-process cache, after the permission check. */
+async function renderPull(ctx: Ctx, input: PullInput) {
+  const { access, env, cached } = await loadResolved(ctx, {
+    projectId: input.projectId,
+    env: input.env,
+    need: 'read',
+    atRevision: input.revision,
+  });
+  const projectName = access.project.name;
+  const variant = `${input.format}|${input.metadata}|${projectName}`;
+  let out = cached.bodies.get(variant);
+  if (!out) {
+    const entries: [string, string][] = [];
+    for (const [key, r] of cached.resolved) {
+      // Spec variables rule 4: any unresolvable chain fails the whole pull with the flat 422 body (D49: also a
+      // reference to an environment this reader may not read); one that reaches an undecryptable value, as
+      // that value itself would (DECRYPT_FAILED, naming the pulled key).
+      if (!r.ok) {
+        if (r.code === 'DECRYPT_FAILED') throw new AppError('DECRYPT_FAILED', r.message, key);
+        throw new ReferenceError422(r.code, key, r.message);
+      }
+      entries.push([key, r.value]);
+    }
+    const context = input.metadata
+      ? contextEntries(entries, { projectId: input.projectId, env: input.env, projectName })
+      : [];
+    // A value the format cannot carry throws FORMAT_UNSUPPORTED (D55) here, before anything is audited; such a
+    // variant is rendered again on the next pull, which costs a scan of the cached values, no decryption.
+    const body = render(input.format, k8sSecretName(projectName, input.env), [...entries, ...context]);
+    // D29: a strong ETag, the hash of the body (so one per format and variant). `context` names the variables
+    // the server added (ADR 0002).
+    out = {
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+      context: context.map(([k]) => k).join(', '),
+    };
+    cached.bodies.set(variant, out);
+  }
+  // The revisions the body was rendered at: this environment's and every other one its references read
+  // (built only for a pull that is held).
+  const watched = () => {
+    const at = new Map<string, number>([[env.id, cached.revision]]);
+    for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
+    return at;
+  };
+  return { out, keys: cached.vars.keys(), watched, revision: cached.revision };
+}
+
+/** Every pull is durably audited before it is answered (group commit, services/core/audit.ts). */
+async function auditPull(
+  ctx: Ctx,
+  input: PullInput,
+  rendered: Awaited<ReturnType<typeof renderPull>>,
+  wait?: number | undefined,
+): Promise<void> {
+  const { deps, principal } = ctx;
+  await recordRead(ctx, {
+    action: 'vars.pull',
+    projectId: input.projectId,
+    targetEnv: input.env,
+    detail: {
+      format: input.format,
+      ...(input.operator ? { client: 'operator' } : {}),
+      ...(wait !== undefined ? { wait } : {}),
+    },
+  });
+  if (input.operator) await recordOperatorSync(deps, principal.workspaceId);
+  await emitEvent(deps, deps.db, principal, 'vars.pull', input.projectId, input.env, { keys: rendered.keys });
+}
+
+/**
+ * Spec variables rule 7 / D18: `lastSync` is the time of the latest operator pull, so every one records it. Never moved
+ * backwards: of two concurrent pulls, the earlier may commit last.
+ */
+async function recordOperatorSync(deps: Deps, workspaceId: string): Promise<void> {
+  const now = deps.clock.now().toISOString();
+  await deps.db
+    .updateTable('workspaces')
+    .set({ operator_last_sync: now })
+    .where('id', '=', workspaceId)
+    .where((eb) => eb.or([eb('operator_last_sync', 'is', null), eb('operator_last_sync', '<', now)]))
+    .execute();
+}
+
+export async function exportVars(
+  ctx: Ctx,
+  input: { projectId: string; env: string; metadata: boolean; format: Format; reveal: boolean },
+): Promise<{ body: string; contentType: string; filename: string }> {
+  // Export with reveal needs write permission (D23); masked export needs read.
+  const { access, cached, permissions } = await loadResolved(ctx, {
+    projectId: input.projectId,
+    env: input.env,
+    need: input.reveal ? 'write' : 'read',
+  });
+  const entries: [string, string][] = [];
+  for (const [key, v] of cached.vars) {
+    const r = cached.resolved.get(key)!;
+    // Spec variables rule 3: a variable in a circular chain is left unresolved (its literal value); the rest resolve.
+    // D49: the same for a reference this reader may not follow (its literal value is this environment's own).
+    const masked = r.ok ? masksResolution(r, input.reveal, permissions) : v.type === 'secret' && !input.reveal;
+    entries.push([key, masked ? MASK : r.ok ? r.value : v.value]);
+  }
+  const projectName = access.project.name;
+  const all = input.metadata
+    ? withContext(entries, { projectId: input.projectId, env: input.env, projectName })
+    : entries;
+  const name = k8sSecretName(projectName, input.env);
+  // Rendered before the audit row, so a FORMAT_UNSUPPORTED export (D55) records no read that did not happen.
+  const body = render(input.format, name, all);
+  await recordRead(ctx, {
+    action: 'vars.export',
+    projectId: input.projectId,
+    targetEnv: input.env,
+    detail: { format: input.format, reveal: input.reveal },
+  });
+  return { body, contentType: CONTENT_TYPES[input.format], filename: `${name}.${FILE_EXTENSIONS[input.format]}` };
+}
