@@ -10,6 +10,7 @@ import { authorizeEnv, type EnvFull, type EnvTarget, type ProjectAccess, readNee
 import { checkRevision, recordChange, recordRead } from './changes.js';
 import type { Ctx } from './context.js';
 import { emitEvent } from './events.js';
+import { refuseUnresolved } from './references.js';
 import { decryptFailed, type EnvSealer, envSealer, type VarType } from './values.js';
 import { type EnvChangeKeys, writeEnvChanges } from './variables.js';
 
@@ -108,6 +109,8 @@ export async function openChangeRequest(
     delete: string[];
     reveal: boolean;
     ifRevision?: number | undefined;
+    /** D67: refuse `set` values whose references would not resolve for the author, the request applied. */
+    validate?: boolean | undefined;
   },
 ): Promise<ChangeRequest & { revision: number }> {
   const seen = new Set<string>();
@@ -120,6 +123,7 @@ export async function openChangeRequest(
     seen.add(key);
   }
   const { access, env } = await authorizeEnv(ctx, { ...input, need: 'write' });
+  if (input.validate) await refuseUnresolved(ctx, access, [{ env, set: input.set, delete: input.delete }]);
   const sealer = envSealer(ctx.deps.keyring, access, env);
   const { deps, principal } = ctx;
   const id = newId();

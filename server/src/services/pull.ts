@@ -55,9 +55,17 @@ export class RenderCache {
 
 type Format = OutputFormat;
 
-/** D28a: the synthetic context variables; a user-defined variable of the same name wins. */
-function contextEntries(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
-  const own = new Set(entries.map(([k]) => k));
+/** Rendered bodies kept per cached environment before D67 subsets stop being added. */
+const MAX_SUBSET_BODIES = 32;
+
+/**
+ * D28a: the synthetic context variables; a user-defined variable of the same name wins (`own`: the
+ * environment's keys, also those a D67 subset leaves out, so a subset never shows a value the full pull does not).
+ */
+function contextEntries(
+  own: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+  ctx: { projectId: string; env: string; projectName: string },
+) {
   const values: Record<ContextKey, string> = {
     SVCENV_PROJECT: ctx.projectId,
     SVCENV_ENV: ctx.env,
@@ -67,7 +75,7 @@ function contextEntries(entries: [string, string][], ctx: { projectId: string; e
   return extra.filter(([k]) => !own.has(k));
 }
 function withContext(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
-  return [...entries, ...contextEntries(entries, ctx)];
+  return [...entries, ...contextEntries(new Set(entries.map(([k]) => k)), ctx)];
 }
 
 async function loadResolved(
@@ -116,6 +124,8 @@ export interface PullInput {
   operator: boolean;
   /** D44: pull the state right after this revision. */
   revision?: number | undefined;
+  /** D67: only these variables (and the context variables); each must exist (400 VALIDATION `keys`). */
+  keys?: readonly string[] | undefined;
 }
 
 /**
@@ -162,11 +172,24 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     atRevision: input.revision,
   });
   const projectName = access.project.name;
-  const variant = `${input.format}|${input.metadata}|${projectName}`;
+  // D67: the whole environment is resolved (and cached) as for any pull, each variable apart, so a subset is
+  // read from that resolution; a broken variable outside the subset is simply not rendered.
+  const only = input.keys && [...input.keys].sort();
+  if (only) {
+    const unknown = only.filter((k) => !cached.vars.has(k));
+    if (unknown.length > 0) {
+      throw new AppError(
+        'VALIDATION',
+        `keys: no variable ${unknown.map((k) => `"${k}"`).join(', ')} in this environment`,
+        'keys',
+      );
+    }
+  }
+  const variant = `${input.format}|${input.metadata}|${projectName}${only ? `|keys=${only.join(',')}` : ''}`;
   let out = cached.bodies.get(variant);
   if (!out) {
     const entries: [string, string][] = [];
-    for (const [key, r] of cached.resolved) {
+    for (const [key, r] of only ? only.map((k) => [k, cached.resolved.get(k)!] as const) : cached.resolved) {
       // Spec variables rule 4: any unresolvable chain fails the whole pull with the flat 422 body (D49: also a
       // reference to an environment this reader may not read); one that reaches an undecryptable value, as
       // that value itself would (DECRYPT_FAILED, naming the pulled key).
@@ -177,19 +200,24 @@ async function renderPull(ctx: Ctx, input: PullInput) {
       entries.push([key, r.value]);
     }
     const context = input.metadata
-      ? contextEntries(entries, { projectId: input.projectId, env: input.env, projectName })
+      ? contextEntries(cached.vars, { projectId: input.projectId, env: input.env, projectName })
       : [];
     // A value the format cannot carry throws FORMAT_UNSUPPORTED (D55) here, before anything is audited; such a
     // variant is rendered again on the next pull, which costs a scan of the cached values, no decryption.
     const body = render(input.format, k8sSecretName(projectName, input.env), [...entries, ...context]);
     // D29: a strong ETag, the hash of the body (so one per format and variant). `context` names the variables
     // the server added (ADR 0002).
+    // A subset's ETag also hashes which keys were asked for: another set never matches it, even where the two
+    // bodies happen to be equal.
+    const hash = createHash('sha256').update(body);
+    if (only) hash.update(`\0keys=${only.join(',')}`);
     out = {
       body,
-      etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+      etag: `"${hash.digest('base64url')}"`,
       context: context.map(([k]) => k).join(', '),
     };
-    cached.bodies.set(variant, out);
+    // Subsets are as many as there are lists of keys: only a few are kept per revision.
+    if (!only || cached.bodies.size < MAX_SUBSET_BODIES) cached.bodies.set(variant, out);
   }
   // The revisions the body was rendered at: this environment's and every other one its references read
   // (built only for a pull that is held).
@@ -198,7 +226,7 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
     return at;
   };
-  return { out, keys: cached.vars.keys(), watched, revision: cached.revision };
+  return { out, keys: only ?? [...cached.vars.keys()], watched, revision: cached.revision };
 }
 
 /** Every pull is durably audited before it is answered (group commit, services/audit.ts). */
@@ -215,6 +243,7 @@ async function auditPull(
     targetEnv: input.env,
     detail: {
       format: input.format,
+      ...(input.keys ? { keys: [...input.keys] } : {}),
       ...(input.operator ? { client: 'operator' } : {}),
       ...(wait !== undefined ? { wait } : {}),
     },
