@@ -361,6 +361,11 @@ describe(`reference validation on write, pull of a subset (D67, ${dialectName})`
       expect(res.error).toMatchObject({ code: 'VALIDATION', field: 'keys' });
       expect(res.error.message).toContain('"NOPE"');
       expect((await pull('keys=DB_USER,,X')).error.field).toBe('keys');
+      // A value typed where a key goes is counted, never repeated (`app` is DB_USER's value).
+      const typed = await pull('keys=DB_USER,app,NOPE');
+      expect(typed.error.message).toBe(
+        'keys: no variable in this environment for "NOPE", one entry equal to a value (not repeated)',
+      );
     });
 
     it('has its own ETag per set of keys, 304 only for that set', async () => {

@@ -177,13 +177,7 @@ async function renderPull(ctx: Ctx, input: PullInput) {
   const only = input.keys && [...input.keys].sort();
   if (only) {
     const unknown = only.filter((k) => !cached.vars.has(k));
-    if (unknown.length > 0) {
-      throw new AppError(
-        'VALIDATION',
-        `keys: no variable ${unknown.map((k) => `"${k}"`).join(', ')} in this environment`,
-        'keys',
-      );
-    }
+    if (unknown.length > 0) throw unknownKeys(unknown, cached);
   }
   const variant = `${input.format}|${input.metadata}|${projectName}${only ? `|keys=${only.join(',')}` : ''}`;
   let out = cached.bodies.get(variant);
@@ -227,6 +221,23 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     return at;
   };
   return { out, keys: only ?? [...cached.vars.keys()], watched, revision: cached.revision };
+}
+
+/**
+ * D67: keys a subset names that the environment lacks: 400 naming them, except an entry equal to one of the
+ * environment's values (a value typed where a key goes), which is counted, never repeated.
+ */
+function unknownKeys(unknown: string[], cached: ResolvedEnv): AppError {
+  const values = new Set<string>();
+  for (const [key, v] of cached.vars) {
+    values.add(v.value);
+    const r = cached.resolved.get(key);
+    if (r?.ok) values.add(r.value);
+  }
+  const named = unknown.filter((k) => !values.has(k)).map((k) => `"${k}"`);
+  const hidden = unknown.length - named.length;
+  if (hidden) named.push(`${hidden === 1 ? 'one entry' : `${hidden} entries`} equal to a value (not repeated)`);
+  return new AppError('VALIDATION', `keys: no variable in this environment for ${named.join(', ')}`, 'keys');
 }
 
 /** Every pull is durably audited before it is answered (group commit, services/audit.ts). */
