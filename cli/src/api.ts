@@ -66,6 +66,8 @@ export class ApiError extends CliError {
     code: string,
     message: string,
     hint?: string,
+    /** The answer's JSON body (D67's `unresolved` list rides on it). */
+    readonly body?: unknown,
   ) {
     super(code, message, hint);
   }
@@ -161,7 +163,7 @@ async function apiError(res: Response): Promise<ApiError> {
     code = body.error;
     message = body.message ?? message;
   }
-  return new ApiError(res.status, code, message, HINTS[code]);
+  return new ApiError(res.status, code, message, HINTS[code], body);
 }
 
 export const pathOf = {

@@ -31,10 +31,13 @@ export interface PullOptions {
   env: string;
   metadata: boolean;
   format: PullFormat;
+  /** D67: only these variables (run --only), so a broken value elsewhere does not fail the pull. */
+  keys?: readonly string[] | undefined;
 }
 
 const pullQuery = (o: PullOptions) => ({
   metadata: o.metadata ? undefined : 'false',
+  keys: o.keys?.join(','),
   // dotenv is the server's default; leaving it out keeps the URL the same as before.
   format: o.format === 'dotenv' ? undefined : o.format,
 });
@@ -85,7 +88,8 @@ export interface PullAnswer {
 }
 
 /** Which rendering of the pull a cache entry holds. */
-const variantOf = (o: PullOptions) => `${o.format}${o.metadata ? '' : ';no-metadata'}`;
+const variantOf = (o: PullOptions) =>
+  `${o.format}${o.metadata ? '' : ';no-metadata'}${o.keys ? `;keys=${[...o.keys].sort().join(',')}` : ''}`;
 
 /**
  * The cache file of one (API URL, project, environment, credential), its keys derived once for every pull
@@ -119,7 +123,8 @@ export async function pullCached(
   const opened = await cache;
   const entries = await opened.read();
   const variant = variantOf(o);
-  const cached = entries[variant];
+  // A subset not cached yet falls back on the whole environment's copy, which holds it (the caller selects).
+  const cached = entries[variant] ?? (o.keys ? entries[variantOf({ ...o, keys: undefined })] : undefined);
   const now = Date.now();
   const fresh = cached && now - cached.confirmedAt < off.maxStaleMs ? cached : undefined;
   const fromCache = (entry: CacheEntry, why: string): PullAnswer => ({

@@ -341,7 +341,8 @@ describe('push and diff', () => {
     const proxy = createHttpServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      if (req.method === 'POST' && req.url === `/v1/projects/${p.id}/vars`) {
+      // push's write carries `?validate=true` (D67).
+      if (req.method === 'POST' && req.url?.split('?')[0] === `/v1/projects/${p.id}/vars`) {
         await server.request('PUT', `/v1/projects/${p.id}/envs/dev/vars/SHARED`, {
           token: jwt,
           body: { value: 'colleague' },

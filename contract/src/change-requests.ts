@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envName, queryBool, timestamp, uuid, varKey, varType, varValue } from './common.js';
+import { envName, queryBool, timestamp, uuid, validateParam, varKey, varType, varValue } from './common.js';
 import { MAX_BULK_ITEMS } from './variables.js';
 
 /**
@@ -34,8 +34,11 @@ export const createChangeRequestBody = z
     path: ['set'],
   });
 
-/** `reveal=true` (write permission) shows secret values, as in listings. */
-export const changeRequestQuery = z.strictObject({ reveal: queryBool.optional() });
+/**
+ * `reveal=true` (write permission) shows secret values, as in listings. `validate=true` (D67) applies to a
+ * submission only: its `set` values are checked as the environment would be once applied.
+ */
+export const changeRequestQuery = z.strictObject({ reveal: queryBool.optional(), validate: validateParam });
 export const listChangeRequestsQuery = z.strictObject({
   status: changeRequestStatus.optional(),
   reveal: queryBool.optional(),

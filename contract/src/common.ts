@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UNRESOLVED_CODES } from './errors.js';
 
 export const uuid = z.uuid();
 export const timestamp = z.string().describe('ISO 8601 timestamp');
@@ -35,6 +36,24 @@ export const errorBody = z.object({
 });
 
 /**
+ * D67: the 422 of a write sent with `validate=true` whose values hold references that do not resolve for the
+ * writer. Nothing was written; `field` names the first key of `unresolved`.
+ */
+export const unresolvedReferencesBody = z.object({
+  error: z.object({ code: z.literal('UNRESOLVED_REFERENCES'), message: z.string(), field: z.string() }),
+  unresolved: z.array(
+    z.object({
+      key: z.string(),
+      /** The environment the key was written to. */
+      env: z.string(),
+      code: z.enum(UNRESOLVED_CODES),
+      /** What is wrong, in plain words (names keys, environments and projects, never a value). */
+      message: z.string(),
+    }),
+  ),
+});
+
+/**
  * D48: a project slug. Never uuid-shaped (D58: a path segment is an id or a slug, never ambiguous): a slug
  * is 1-63 characters and a uuid 36 with four dashes at fixed places, which the refinement refuses.
  */
@@ -64,3 +83,8 @@ export const emptyBody = z.strictObject({}).nullish();
 
 /** Query-string booleans: only the literal words are accepted. */
 export const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+/** D67: `validate=true` refuses a write whose references do not resolve for the writer (422 UNRESOLVED_REFERENCES). */
+export const validateParam = queryBool
+  .optional()
+  .describe('true: refuse (422 UNRESOLVED_REFERENCES, nothing written) a value whose references do not resolve');

@@ -20,6 +20,11 @@ export const ERROR_STATUS = {
   REFERENCE_LIMIT: 422,
   /** D49: a reference names an environment the reader may not read, or one that does not exist (not told apart). */
   REFERENCE_FORBIDDEN: 422,
+  /**
+   * D67: a write with `?validate=true` whose values hold references that do not resolve for the writer; nothing
+   * is written. `field` names the first such key; the body also lists them all (`unresolved`).
+   */
+  UNRESOLVED_REFERENCES: 422,
   /** D55: a value the requested format cannot carry (a line break in `docker`); `field` names the key. */
   FORMAT_UNSUPPORTED: 422,
   RATE_LIMIT: 429,
@@ -36,6 +41,22 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export interface ErrorBody {
   /** `field` names the offending field, or is `""` when no single field is at fault. */
   error: { code: ErrorCode; message: string; field: string };
+}
+
+/** D67: why a written value's reference does not resolve (REFERENCE_MISSING only on validation). */
+export const UNRESOLVED_CODES = [
+  'REFERENCE_FORBIDDEN',
+  'REFERENCE_MISSING',
+  'CIRCULAR_REFERENCE',
+  'REFERENCE_LIMIT',
+  'DECRYPT_FAILED',
+] as const;
+export type UnresolvedCode = (typeof UNRESOLVED_CODES)[number];
+
+/** D67: the 422 of a validated write; `message` of each item says what is wrong in plain words. */
+export interface UnresolvedReferencesBody {
+  error: { code: 'UNRESOLVED_REFERENCES'; message: string; field: string };
+  unresolved: { key: string; env: string; code: UnresolvedCode; message: string }[];
 }
 
 /** Spec variables rule 4: the pull reference error is flat, `error` being a string. */

@@ -9,6 +9,7 @@ export * from './dotenv.js';
 export * from './dotenv-parse.js';
 export * from './errors.js';
 export * from './projects.js';
+export * from './spelling.js';
 export * from './tokens.js';
 export * from './variables.js';
 export * from './webhooks.js';

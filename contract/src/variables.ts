@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { auditLimit, envName, queryBool, timestamp, varKey, varType, varValue } from './common.js';
+import { auditLimit, envName, queryBool, timestamp, validateParam, varKey, varType, varValue } from './common.js';
 
 export const variable = z.object({
   key: z.string(),
@@ -25,6 +25,9 @@ export const bulkUpsertBody = z.strictObject({
     .max(MAX_BULK_ITEMS),
 });
 export const bulkUpsertResponse = z.object({ created: z.array(z.string()), updated: z.array(z.string()) });
+
+/** D67: the query of the variable writes (`PUT .../vars/:key`, the bulk upsert). */
+export const varWriteQuery = z.strictObject({ validate: validateParam });
 
 export const varParams = z.strictObject({ id: z.uuid(), env: envName, key: varKey });
 export const updateVarBody = z
@@ -81,6 +84,17 @@ export const pullQuery = z.strictObject({
     .optional(),
   /** D44: the state right after this revision (references into other environments at their current state). */
   revision: revisionParam.optional(),
+  /**
+   * D67: only these variables (comma-separated key names), resolved with whatever they reference, and the
+   * context variables; a key the environment lacks is 400 VALIDATION with field `keys`.
+   */
+  keys: z
+    .string()
+    .max(64 * 1024)
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*(?:,[A-Za-z_][A-Za-z0-9_]*)*$/, 'must be key names separated by commas')
+    .transform((v) => [...new Set(v.split(','))])
+    .pipe(z.array(varKey).max(MAX_BULK_ITEMS))
+    .optional(),
 });
 export const exportQuery = z.strictObject({
   format: outputFormat.optional(),

@@ -52,6 +52,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
+    /** The answer's JSON body: D67's `unresolved` list rides on it. */
+    readonly body?: unknown,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -108,7 +110,7 @@ async function send(method: string, path: string, opts: RequestOptions = {}): Pr
   const e = parsed.error;
   const err =
     e && typeof e === 'object'
-      ? new ApiError(res.status, e.code, e.message, e.field)
+      ? new ApiError(res.status, e.code, e.message, e.field, parsed)
       : new ApiError(
           res.status,
           typeof e === 'string' ? e : 'SERVER',
@@ -137,8 +139,8 @@ export const api = {
     const res = await send('POST', path, { ...opts, body: body ?? {} });
     return (res.status === 204 ? undefined : await res.json()) as T;
   },
-  async put<T>(path: string, body: unknown): Promise<T> {
-    return (await send('PUT', path, { body })).json() as Promise<T>;
+  async put<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
+    return (await send('PUT', path, { ...opts, body })).json() as Promise<T>;
   },
   async patch<T>(path: string, body: unknown): Promise<T> {
     const res = await send('PATCH', path, { body });

@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { getSession } from './api/auth.js';
 import { getToken, onTokenChange, restoreSession, setToken } from './api.js';
+import { UnresolvedHost } from './components/Unresolved.js';
 import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
 import { LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
@@ -124,7 +125,9 @@ function App() {
 
 render(
   <ToastHost>
-    <App />
+    <UnresolvedHost>
+      <App />
+    </UnresolvedHost>
   </ToastHost>,
   document.getElementById('app')!,
 );

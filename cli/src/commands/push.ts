@@ -3,21 +3,26 @@ import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { readDotenvFile } from '../localfile.js';
 import { CONTEXT_KEYS } from '../remote.js';
+import { allowUnresolvedFlag, explainUnresolved, validateQuery } from '../unresolved.js';
 
 export const pushCommand: Command = {
   name: 'push',
   summary: 'Upsert the variables of a local dotenv file (keys absent from the file are left alone)',
-  usage: 'svcenv push [--project <id>] [--env <name>] [--file <path>] [--dry-run]',
+  usage: 'svcenv push [--project <id>] [--env <name>] [--file <path>] [--dry-run] [--allow-unresolved]',
   flags: {
     ...targetFlags,
     file: { type: 'string', description: 'dotenv file to read (default: .env)' },
     'dry-run': { type: 'boolean', description: 'print the keys that would be sent; no API call' },
+    ...allowUnresolvedFlag,
   },
   details:
     'Needs a write-scope token. New keys are created as secret; existing keys keep their type.\n' +
     'Only real changes are sent: a key whose value equals the stored text or the resolved value on the\n' +
     'server is left alone, so pushing back a pulled file changes nothing and keeps references.\n' +
-    'The context variables SVCENV_PROJECT, SVCENV_ENV and SVCENV_PROJECT_NAME that pull adds are never pushed.',
+    'The context variables SVCENV_PROJECT, SVCENV_ENV and SVCENV_PROJECT_NAME that pull adds are never pushed.\n' +
+    'The server checks ${...} references first (D67): if a value sent names an environment that does not\n' +
+    'exist or that the token cannot read, a missing key without a fallback, or makes a cycle, nothing is\n' +
+    'saved and each such key is printed with what is wrong (exit 1); --allow-unresolved saves anyway.',
   async run(args, ctx) {
     const file = (args.flags.file as string | undefined) || '.env';
     const vars = readDotenvFile(ctx.cwd, file);
@@ -59,11 +64,16 @@ export const pushCommand: Command = {
     let created = 0;
     let updated = 0;
     for (let i = 0; i < items.length; i += MAX_BULK_ITEMS) {
-      const { body: res, headers } = await api.jsonWithHeaders(bulkUpsertResponse, pathOf.bulkUpsert(project), {
-        method: 'POST',
-        body: { envs: [env], items: items.slice(i, i + MAX_BULK_ITEMS) },
-        ...(revision ? { headers: { 'if-match': `"rev:${revision}"` } } : {}),
-      });
+      const { body: res, headers } = await api
+        .jsonWithHeaders(bulkUpsertResponse, pathOf.bulkUpsert(project), {
+          method: 'POST',
+          body: { envs: [env], items: items.slice(i, i + MAX_BULK_ITEMS) },
+          ...(revision ? { headers: { 'if-match': `"rev:${revision}"` } } : {}),
+          ...validateQuery(args.flags),
+        })
+        .catch((err: unknown) => {
+          throw explainUnresolved(err);
+        });
       created += res.created.length;
       updated += res.updated.length;
       // A file of more than one batch: the next batch builds on the revision this one made.

@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { Api } from '../api.js';
+import { Api, ApiError } from '../api.js';
 import { shellLine, splitList } from '../args.js';
 import { fs, os } from '../builtins.js';
 import { type Command, type Context, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, shown, usageError } from '../errors.js';
-import { openCache, type PullAnswer, pullCached, readPulled } from '../remote.js';
+import { openCache, type PullAnswer, type PullOptions, pullCached, readPulled } from '../remote.js';
 import { ScrubAutomaton, type ScrubStream } from '../scrub.js';
 import { noteTo, watchChanges } from '../watch.js';
 import { OFFLINE_DETAILS, offlineFlags } from './pull.js';
@@ -36,6 +36,8 @@ export const runCommand: Command = {
     "value of 6 or more characters is replaced by *** in the command's stdout and stderr. The command's\n" +
     'exit status is passed through; SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to it.\n' +
     'Not a sandbox: a program can still send its environment elsewhere.\n' +
+    '--only pulls only its keys (and what they reference; D67): a broken reference elsewhere in the\n' +
+    'environment does not stop the command. The key names travel in the request URL.\n' +
     'With --watch the command is restarted with the new values when an exposed variable changes: the\n' +
     '--restart-signal (default SIGTERM), up to 10 s, then SIGKILL. While the server is away the command\n' +
     'keeps running and svcenv retries with backoff; when the command exits on its own, so does svcenv.\n' +
@@ -68,9 +70,22 @@ export const runCommand: Command = {
     const target = requireTarget(settings);
     const token = requireToken(settings);
     const api = new Api(settings.apiUrl, token, offline.timeoutMs);
-    const pull = { ...target, metadata: true, format: 'dotenv' as const };
+    // D67: --only pulls only its keys, so a broken reference elsewhere in the environment does not fail it.
+    const only = scope.kind === 'only' ? scope.keys : undefined;
+    let pull: PullOptions = { ...target, metadata: true, format: 'dotenv', keys: only };
     const cache = openCache(api, pull, offline, token);
-    const answer = await pullCached(api, pull, offline, cache);
+    let answer: Awaited<ReturnType<typeof pullCached>>;
+    try {
+      answer = await pullCached(api, pull, offline, cache);
+    } catch (err) {
+      if (!only || !refusesKeys(err)) throw err;
+      // A key the environment lacks (or a server without subsets): the whole environment, where --only's
+      // own check names what is missing as before; if that fails too, the first answer stands.
+      pull = { ...pull, keys: undefined };
+      answer = await pullCached(api, pull, offline, cache).catch(() => {
+        throw err;
+      });
+    }
     const note = noteTo(ctx.stderr, ctx.stderrFd);
     // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
     if (answer.fallback) note(`warning: ${answer.fallback}`);
@@ -91,6 +106,12 @@ export const runCommand: Command = {
     };
   },
 };
+
+/** The server refused `keys` itself (400 VALIDATION naming it). */
+const refusesKeys = (err: unknown) =>
+  err instanceof ApiError &&
+  err.status === 400 &&
+  (err.body as { error?: { field?: unknown } })?.error?.field === 'keys';
 
 /** What one start of the command needs: its argv, its environment and the scrubber of its output. */
 interface Prepared {

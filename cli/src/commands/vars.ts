@@ -4,12 +4,18 @@ import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError, closest, looksLikeToken, shown, usageError } from '../errors.js';
 import { pullVars } from '../remote.js';
+import { allowUnresolvedFlag, explainUnresolved, validateQuery } from '../unresolved.js';
 
 const SUBCOMMANDS = ['get', 'set', 'unset'] as const;
 type Sub = 'list' | (typeof SUBCOMMANDS)[number];
 
 /** Which flags each subcommand takes beyond --project/--env (a flag that would be ignored is an error). */
-const SUB_FLAGS: Record<Sub, readonly string[]> = { list: ['reveal'], get: [], set: ['secret', 'plain'], unset: [] };
+const SUB_FLAGS: Record<Sub, readonly string[]> = {
+  list: ['reveal'],
+  get: [],
+  set: ['secret', 'plain', 'allow-unresolved'],
+  unset: [],
+};
 
 /**
  * D59: one environment's variables, one at a time. Listing is masked (`--reveal` needs a write token, as
@@ -22,12 +28,13 @@ export const varsCommand: Command = {
   name: 'vars',
   summary: "List, read, set and delete an environment's variables",
   usage:
-    'svcenv vars [--reveal] | vars get KEY | vars set KEY=VALUE... [--secret|--plain] | vars unset KEY... [--project <id|slug>] [--env <name>]',
+    'svcenv vars [--reveal] | vars get KEY | vars set KEY=VALUE... [--secret|--plain] [--allow-unresolved] | vars unset KEY... [--project <id|slug>] [--env <name>]',
   flags: {
     ...targetFlags,
     reveal: { type: 'boolean', description: 'list: show values in clear (needs a write-scope token)' },
     secret: { type: 'boolean', description: 'set: store the values as secret (the default for new keys)' },
     plain: { type: 'boolean', description: 'set: store the values as plain' },
+    ...allowUnresolvedFlag,
   },
   positionals: SUBCOMMANDS,
   details:
@@ -39,11 +46,14 @@ export const varsCommand: Command = {
     'history: `svcenv vars set KEY=-` reads the value from standard input instead (one trailing newline\n' +
     'is dropped), e.g. `svcenv vars set DB_PASSWORD=- < password.txt`.\n' +
     'set and unset need a write-scope token and send the revision they read (If-Match): if the environment\n' +
-    'changed in between, nothing is written (PRECONDITION_FAILED); run the command again.',
+    'changed in between, nothing is written (PRECONDITION_FAILED); run the command again.\n' +
+    'set checks ${...} references first (D67): a value naming an environment that does not exist or that\n' +
+    'the token cannot read, a missing key without a fallback (${KEY:-default}), or a cycle is refused, each\n' +
+    'key printed with what is wrong, nothing saved (exit 1); --allow-unresolved saves it anyway.',
   async run(args, ctx) {
     const [first, ...operands] = args.positionals;
     const sub = subcommand(first);
-    for (const flag of ['reveal', 'secret', 'plain']) {
+    for (const flag of ['reveal', 'secret', 'plain', 'allow-unresolved']) {
       if (args.flags[flag] && !SUB_FLAGS[sub].includes(flag)) {
         throw usageError(
           `--${flag} does not apply to \`vars${sub === 'list' ? '' : ` ${sub}`}\``,
@@ -155,11 +165,16 @@ async function set(api: Api, t: Target, args: Parsed, operands: string[]) {
   const types = new Map(vars.map((v) => [v.key, v.type]));
   const items = [...values].map(([key, value]) => ({ key, value, type: flagType ?? types.get(key) ?? 'secret' }));
   const { bulkUpsertResponse } = await import('../schemas.js');
-  const res = await api.json(bulkUpsertResponse, pathOf.bulkUpsert(t.project), {
-    method: 'POST',
-    body: { envs: [t.env], items },
-    ...ifMatch(revision),
-  });
+  const res = await api
+    .json(bulkUpsertResponse, pathOf.bulkUpsert(t.project), {
+      method: 'POST',
+      body: { envs: [t.env], items },
+      ...ifMatch(revision),
+      ...validateQuery(args.flags),
+    })
+    .catch((err: unknown) => {
+      throw explainUnresolved(err);
+    });
   const typeOf = new Map(items.map((i) => [i.key, i.type]));
   const lines = [
     ...res.created.map((k) => `created ${k} (${typeOf.get(k)})`),

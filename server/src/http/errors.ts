@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError, ReferenceError422 } from '../lib/errors.js';
+import { AppError, ReferenceError422, UnresolvedReferencesError } from '../lib/errors.js';
 import { fieldNameLike, loggablePath } from '../lib/redact.js';
 
 // Fastify's parser reports both the same way: text that is not JSON, and JSON with a `__proto__` key or a
@@ -24,6 +24,11 @@ export function errorHandler(error: FastifyError | Error, request: FastifyReques
     // never a value).
     if (error.status >= 500) request.log.error({ code: error.code, field: error.field }, error.message);
     for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+    if (error instanceof UnresolvedReferencesError) {
+      return reply
+        .status(error.status)
+        .send({ ...body(error.code, error.message, error.field), unresolved: error.unresolved });
+    }
     return reply.status(error.status).send(body(error.code, error.message, error.field));
   }
   if (hasZodFastifySchemaValidationErrors(error)) {

@@ -16,6 +16,13 @@ const documentRoute: typeof jsonSchemaTransform = (input) => {
     '5XX': c.errorBody.describe('Server error, with the request id in the message'),
   };
   if (route.url.endsWith('/pull')) response['422'] = c.flatReferenceErrorBody.describe('A reference cannot resolve');
+  // D67: every write that takes `validate` may refuse with the list of what does not resolve.
+  const query = schema.querystring as { shape?: Record<string, unknown> } | undefined;
+  if (route.method !== 'GET' && query?.shape && 'validate' in query.shape) {
+    response['422'] = c.unresolvedReferencesBody.describe(
+      'validate=true and a written value has references that do not resolve for the writer; nothing was written',
+    );
+  }
   const auth = route.config?.auth;
   const security = !auth || auth === 'none' ? { security: [] } : {};
   const out = jsonSchemaTransform({ ...input, schema: { ...schema, ...security, response } });

@@ -1,4 +1,9 @@
-import { ERROR_STATUS, type ErrorCode, type FlatReferenceErrorBody } from '@svcenv/contract';
+import {
+  ERROR_STATUS,
+  type ErrorCode,
+  type FlatReferenceErrorBody,
+  type UnresolvedReferencesBody,
+} from '@svcenv/contract';
 
 /** The single error type of the server; the error handler maps `code` to its status (contract/errors.ts). */
 export class AppError extends Error {
@@ -14,6 +19,21 @@ export class AppError extends Error {
     this.field = field;
     this.status = ERROR_STATUS[code];
     this.headers = headers;
+  }
+}
+
+/** D67: a validated write refused; the error body also lists every unresolved key (`unresolved`). */
+export class UnresolvedReferencesError extends AppError {
+  constructor(readonly unresolved: UnresolvedReferencesBody['unresolved']) {
+    const [first] = unresolved;
+    const message =
+      unresolved.length === 1
+        ? first!.message
+        : `${unresolved.length} values have references that do not resolve: ${unresolved
+            .slice(0, 3)
+            .map((u) => u.message)
+            .join('; ')}${unresolved.length > 3 ? '; ...' : ''}`;
+    super('UNRESOLVED_REFERENCES', message, first?.key ?? '');
   }
 }
 

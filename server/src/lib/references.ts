@@ -149,7 +149,23 @@ export type Resolution =
       /** Links in the longest chain below. */
       height: number;
     }
-  | { ok: false; code: ResolutionCode; message: string };
+  | {
+      ok: false;
+      code: ResolutionCode;
+      message: string;
+      /** REFERENCE_FORBIDDEN: the reference refused, and the variable whose value holds it (D67's messages). */
+      refused?: { target: RefTarget; from: { env: string; project: string; key: string } };
+    };
+
+export interface ResolveOptions {
+  /** Only these variables of the root (and what they reach) are resolved; default: every one. */
+  keys?: readonly string[];
+  /**
+   * D67: told of each reference, among those rendered, to a variable its environment lacks and written without
+   * a fallback (D25 renders it empty; validation refuses it). `from` is the environment whose `key` holds it.
+   */
+  onMissing?: (from: SourceEnv, key: string, target: RefTarget, found: SourceEnv) => void;
+}
 
 const NONE: ReadonlySet<string> = new Set();
 
@@ -158,7 +174,11 @@ const NONE: ReadonlySet<string> = new Set();
  * a variable actually reaches, and each once). A variable of `root` whose value is null resolves to a failure
  * (its presenter shows it apart).
  */
-export async function resolveAll(root: SourceEnv, lookup: EnvLookup): Promise<Map<string, Resolution>> {
+export async function resolveAll(
+  root: SourceEnv,
+  lookup: EnvLookup,
+  options: ResolveOptions = {},
+): Promise<Map<string, Resolution>> {
   const done = new Map<string, Resolution>();
   const onStack = new Set<string>();
   const envs = new Map<string, Promise<SourceEnv | null>>();
@@ -222,6 +242,7 @@ export async function resolveAll(root: SourceEnv, lookup: EnvLookup): Promise<Ma
             ok: false,
             code: 'REFERENCE_FORBIDDEN',
             message: `${key}: a reference names an environment that does not exist or that this reader may not read`,
+            refused: { target, from: { env: env.id, project: env.project, key } },
           };
           return out;
         }
@@ -234,6 +255,8 @@ export async function resolveAll(root: SourceEnv, lookup: EnvLookup): Promise<Ma
           sub = r.value;
           for (const id of r.secretsFrom) secretsFrom.add(id);
           height = Math.max(height, r.height + 1);
+        } else if (!part.fallback) {
+          options.onMissing?.(env, key, target, found);
         }
         if (sub === '' && part.fallback) sub = await render(part.fallback);
         out += sub;
@@ -258,7 +281,8 @@ export async function resolveAll(root: SourceEnv, lookup: EnvLookup): Promise<Ma
   };
 
   const out = new Map<string, Resolution>();
-  for (const key of [...root.vars.keys()].sort()) {
+  const keys = options.keys ? options.keys.filter((k) => root.vars.has(k)) : [...root.vars.keys()];
+  for (const key of keys.sort()) {
     const node = `${root.id}\0${key}`;
     if (!done.has(node)) done.set(node, withKey(await resolveKey(root, key, 0, key), key));
     out.set(key, done.get(node)!);

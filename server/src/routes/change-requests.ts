@@ -30,6 +30,7 @@ export async function changeRequestRoutes(fastify: FastifyInstance) {
         ...req.body,
         reveal: req.query.reveal ?? false,
         ...ifMatch(req),
+        validate: req.query.validate,
       });
       return reply.header(REVISION_HEADER, String(revision)).status(201).send(opened);
     },

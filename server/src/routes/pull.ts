@@ -24,6 +24,7 @@ export async function pullRoutes(fastify: FastifyInstance) {
           operator: req.headers['x-svcenv-client'] === 'operator',
           wait: req.query.wait,
           revision: req.query.revision,
+          keys: req.query.keys,
           ifNoneMatch: (etag) => notModified(ifNoneMatch, etag),
         },
         async () => ({

@@ -32,19 +32,48 @@ export async function variableRoutes(fastify: FastifyInstance) {
     '/projects/:id/vars',
     {
       config,
-      schema: { tags, params: c.projectParams, body: c.bulkUpsertBody, response: { 200: c.bulkUpsertResponse } },
+      schema: {
+        tags,
+        params: c.projectParams,
+        querystring: c.varWriteQuery,
+        body: c.bulkUpsertBody,
+        response: { 200: c.bulkUpsertResponse },
+      },
     },
     async (req, reply) =>
-      withRevision(reply, await vars.bulkUpsert(req.ctx, { projectId: req.params.id, ...req.body, ...ifMatch(req) })),
+      withRevision(
+        reply,
+        await vars.bulkUpsert(req.ctx, {
+          projectId: req.params.id,
+          ...req.body,
+          ...ifMatch(req),
+          validate: req.query.validate,
+        }),
+      ),
   );
 
   app.put(
     '/projects/:id/envs/:env/vars/:key',
-    { config, schema: { tags, params: c.varParams, body: c.updateVarBody, response: { 200: c.updateVarResponse } } },
+    {
+      config,
+      schema: {
+        tags,
+        params: c.varParams,
+        querystring: c.varWriteQuery,
+        body: c.updateVarBody,
+        response: { 200: c.updateVarResponse },
+      },
+    },
     async (req, reply) =>
       withRevision(
         reply,
-        await vars.updateVar(req.ctx, { ...target(req.params), key: req.params.key, ...req.body, ...ifMatch(req) }),
+        await vars.updateVar(req.ctx, {
+          ...target(req.params),
+          key: req.params.key,
+          ...req.body,
+          ...ifMatch(req),
+          validate: req.query.validate,
+        }),
       ),
   );
 

@@ -6,6 +6,7 @@ import type { ChangeRequest, ChangeRequestStatus, createChangeRequestBody } from
 import type { z } from 'zod';
 import { api, path } from '../api.js';
 import { listRevisions } from './revisions.js';
+import { validateQuery, type WriteOptions } from './variables.js';
 
 export type { ChangeRequest, ChangeRequestStatus };
 export type ChangeRequestBody = z.input<typeof createChangeRequestBody>;
@@ -24,10 +25,19 @@ export const getChangeRequest = (projectId: string, env: string, id: string, rev
 
 /**
  * Opens a request. `ifRevision` is the revision the author's listing showed: if the environment moved
- * since, nothing is opened and the server answers 412 PRECONDITION_FAILED (D46).
+ * since, nothing is opened and the server answers 412 PRECONDITION_FAILED (D46). `validate`: D67.
  */
-export const openChangeRequest = (projectId: string, env: string, body: ChangeRequestBody, ifRevision: number) =>
-  api.post<ChangeRequest>(base(projectId, env), body, { headers: { 'if-match': `"rev:${ifRevision}"` } });
+export const openChangeRequest = (
+  projectId: string,
+  env: string,
+  body: ChangeRequestBody,
+  ifRevision: number,
+  opts?: WriteOptions,
+) =>
+  api.post<ChangeRequest>(base(projectId, env), body, {
+    headers: { 'if-match': `"rev:${ifRevision}"` },
+    query: validateQuery(opts),
+  });
 
 /** Applies every change as one revision; 409 CONFLICT names the keys changed after its base revision. */
 export const approveChangeRequest = (projectId: string, env: string, id: string) =>

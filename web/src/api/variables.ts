@@ -19,15 +19,23 @@ const revealQuery = (reveal: boolean) => (reveal ? { reveal: 'true' } : undefine
 
 export type UpdateVarBody = z.input<typeof updateVarBody>;
 
+/** D67: `validate` refuses values whose references do not resolve (422 UNRESOLVED_REFERENCES, nothing saved). */
+export interface WriteOptions {
+  validate?: boolean;
+}
+export const validateQuery = (opts?: WriteOptions) => (opts?.validate ? { validate: 'true' } : undefined);
+
 export const listVars = (projectId: string, env: string, reveal = false) =>
   api.get<{ vars: Variable[] }>(varsPath(projectId, env), revealQuery(reveal));
 
 /** Creates or updates the items in every listed environment at once. */
-export const upsertVars = (projectId: string, body: z.input<typeof bulkUpsertBody>) =>
-  api.post<z.infer<typeof bulkUpsertResponse>>(path`/projects/${projectId}/vars`, body);
+export const upsertVars = (projectId: string, body: z.input<typeof bulkUpsertBody>, opts?: WriteOptions) =>
+  api.post<z.infer<typeof bulkUpsertResponse>>(path`/projects/${projectId}/vars`, body, {
+    query: validateQuery(opts),
+  });
 
-export const updateVar = (projectId: string, env: string, key: string, body: UpdateVarBody) =>
-  api.put<z.infer<typeof updateVarResponse>>(varPath(projectId, env, key), body);
+export const updateVar = (projectId: string, env: string, key: string, body: UpdateVarBody, opts?: WriteOptions) =>
+  api.put<z.infer<typeof updateVarResponse>>(varPath(projectId, env, key), body, { query: validateQuery(opts) });
 
 export const deleteVar = (projectId: string, env: string, key: string) => api.del(varPath(projectId, env, key));
 

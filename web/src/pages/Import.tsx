@@ -1,6 +1,7 @@
 import { CONTEXT_KEYS } from '@svcenv/contract/constants';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listVars, upsertVars } from '../api/variables.js';
+import { useSaveValidated } from '../components/Unresolved.js';
 import { useSubmit } from '../hooks.js';
 import { previewDotenv } from '../lib/dotenv-preview.js';
 import { isMasked } from '../lib/mask.js';
@@ -46,6 +47,7 @@ export function ImportModal({
   const [retype, setRetype] = useState(false);
   const [existing, setExisting] = useState<Existing>(new Map());
   const { busy, error, setError, submit } = useSubmit();
+  const save = useSaveValidated();
   const [result, setResult] = useState<EnvResult[] | null>(null);
 
   // The current keys of each chosen environment (masked listing: a secret's value counts as changed).
@@ -137,7 +139,7 @@ export function ImportModal({
             for (const env of targets) {
               try {
                 const items = preview.items.map((i) => ({ ...i, type: typeIn(env, i.key) }));
-                const res = await upsertVars(project.id, { envs: [env], items });
+                const res = await save((validate) => upsertVars(project.id, { envs: [env], items }, { validate }));
                 out.push({ env, created: res.created, updated: res.updated });
               } catch (e) {
                 // One environment refused (approval, protection): the others are still reported as saved.

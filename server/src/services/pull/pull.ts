@@ -25,9 +25,17 @@ import { valuesAt } from '../variables/revisions.js';
  */
 type Format = OutputFormat;
 
-/** D28a: the synthetic context variables; a user-defined variable of the same name wins. */
-function contextEntries(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
-  const own = new Set(entries.map(([k]) => k));
+/** Rendered bodies kept per cached environment before D67 subsets stop being added. */
+const MAX_SUBSET_BODIES = 32;
+
+/**
+ * D28a: the synthetic context variables; a user-defined variable of the same name wins (`own`: the
+ * environment's keys, also those a D67 subset leaves out, so a subset never shows a value the full pull does not).
+ */
+function contextEntries(
+  own: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+  ctx: { projectId: string; env: string; projectName: string },
+) {
   const values: Record<ContextKey, string> = {
     SVCENV_PROJECT: ctx.projectId,
     SVCENV_ENV: ctx.env,
@@ -37,7 +45,7 @@ function contextEntries(entries: [string, string][], ctx: { projectId: string; e
   return extra.filter(([k]) => !own.has(k));
 }
 function withContext(entries: [string, string][], ctx: { projectId: string; env: string; projectName: string }) {
-  return [...entries, ...contextEntries(entries, ctx)];
+  return [...entries, ...contextEntries(new Set(entries.map(([k]) => k)), ctx)];
 }
 
 async function loadResolved(
@@ -86,6 +94,8 @@ export interface PullInput {
   operator: boolean;
   /** D44: pull the state right after this revision. */
   revision?: number | undefined;
+  /** D67: only these variables (and the context variables); each must exist (400 VALIDATION `keys`). */
+  keys?: readonly string[] | undefined;
 }
 
 /**
@@ -132,11 +142,18 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     atRevision: input.revision,
   });
   const projectName = access.project.name;
-  const variant = `${input.format}|${input.metadata}|${projectName}`;
+  // D67: the whole environment is resolved (and cached) as for any pull, each variable apart, so a subset is
+  // read from that resolution; a broken variable outside the subset is simply not rendered.
+  const only = input.keys && [...input.keys].sort();
+  if (only) {
+    const unknown = only.filter((k) => !cached.vars.has(k));
+    if (unknown.length > 0) throw unknownKeys(unknown, cached);
+  }
+  const variant = `${input.format}|${input.metadata}|${projectName}${only ? `|keys=${only.join(',')}` : ''}`;
   let out = cached.bodies.get(variant);
   if (!out) {
     const entries: [string, string][] = [];
-    for (const [key, r] of cached.resolved) {
+    for (const [key, r] of only ? only.map((k) => [k, cached.resolved.get(k)!] as const) : cached.resolved) {
       // Spec variables rule 4: any unresolvable chain fails the whole pull with the flat 422 body (D49: also a
       // reference to an environment this reader may not read); one that reaches an undecryptable value, as
       // that value itself would (DECRYPT_FAILED, naming the pulled key).
@@ -147,19 +164,24 @@ async function renderPull(ctx: Ctx, input: PullInput) {
       entries.push([key, r.value]);
     }
     const context = input.metadata
-      ? contextEntries(entries, { projectId: input.projectId, env: input.env, projectName })
+      ? contextEntries(cached.vars, { projectId: input.projectId, env: input.env, projectName })
       : [];
     // A value the format cannot carry throws FORMAT_UNSUPPORTED (D55) here, before anything is audited; such a
     // variant is rendered again on the next pull, which costs a scan of the cached values, no decryption.
     const body = render(input.format, k8sSecretName(projectName, input.env), [...entries, ...context]);
     // D29: a strong ETag, the hash of the body (so one per format and variant). `context` names the variables
     // the server added (ADR 0002).
+    // A subset's ETag also hashes which keys were asked for: another set never matches it, even where the two
+    // bodies happen to be equal.
+    const hash = createHash('sha256').update(body);
+    if (only) hash.update(`\0keys=${only.join(',')}`);
     out = {
       body,
-      etag: `"${createHash('sha256').update(body).digest('base64url')}"`,
+      etag: `"${hash.digest('base64url')}"`,
       context: context.map(([k]) => k).join(', '),
     };
-    cached.bodies.set(variant, out);
+    // Subsets are as many as there are lists of keys: only a few are kept per revision.
+    if (!only || cached.bodies.size < MAX_SUBSET_BODIES) cached.bodies.set(variant, out);
   }
   // The revisions the body was rendered at: this environment's and every other one its references read
   // (built only for a pull that is held).
@@ -168,7 +190,24 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
     return at;
   };
-  return { out, keys: cached.vars.keys(), watched, revision: cached.revision };
+  return { out, keys: only ?? [...cached.vars.keys()], watched, revision: cached.revision };
+}
+
+/**
+ * D67: keys a subset names that the environment lacks: 400 naming them, except an entry equal to one of the
+ * environment's values (a value typed where a key goes), which is counted, never repeated.
+ */
+function unknownKeys(unknown: string[], cached: ResolvedEnv): AppError {
+  const values = new Set<string>();
+  for (const [key, v] of cached.vars) {
+    values.add(v.value);
+    const r = cached.resolved.get(key);
+    if (r?.ok) values.add(r.value);
+  }
+  const named = unknown.filter((k) => !values.has(k)).map((k) => `"${k}"`);
+  const hidden = unknown.length - named.length;
+  if (hidden) named.push(`${hidden === 1 ? 'one entry' : `${hidden} entries`} equal to a value (not repeated)`);
+  return new AppError('VALIDATION', `keys: no variable in this environment for ${named.join(', ')}`, 'keys');
 }
 
 /** Every pull is durably audited before it is answered (group commit, services/core/audit.ts). */
@@ -185,6 +224,7 @@ async function auditPull(
     targetEnv: input.env,
     detail: {
       format: input.format,
+      ...(input.keys ? { keys: [...input.keys] } : {}),
       ...(input.operator ? { client: 'operator' } : {}),
       ...(wait !== undefined ? { wait } : {}),
     },

@@ -18,6 +18,7 @@ import { checkRevision, recordChange, recordRead } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import { emitEvent } from '../core/events.js';
 import { decryptFailed, type EnvSealer, envSealer, type VarType } from '../core/values.js';
+import { refuseUnresolved } from './references.js';
 import { type EnvChangeKeys, writeEnvChanges } from './variables.js';
 
 /**
@@ -115,6 +116,8 @@ export async function openChangeRequest(
     delete: string[];
     reveal: boolean;
     ifRevision?: number | undefined;
+    /** D67: refuse `set` values whose references would not resolve for the author, the request applied. */
+    validate?: boolean | undefined;
   },
 ): Promise<ChangeRequest & { revision: number }> {
   const seen = new Set<string>();
@@ -127,6 +130,7 @@ export async function openChangeRequest(
     seen.add(key);
   }
   const { access, env } = await authorizeEnv(ctx, { ...input, need: 'write' });
+  if (input.validate) await refuseUnresolved(ctx, access, [{ env, set: input.set, delete: input.delete }]);
   const sealer = envSealer(ctx.deps.keyring, access, env);
   const { deps, principal } = ctx;
   const id = newId();

@@ -1,6 +1,16 @@
+import type { Project, UnresolvedReferencesBody } from '@svcenv/contract';
+import { closestName } from '@svcenv/contract';
 import { cachedRows } from '../../db/epoch-cache.js';
-import { AppError } from '../../lib/errors.js';
-import { type EnvLookup, type Resolution, resolveAll, type SourceEnv } from '../../lib/references.js';
+import { AppError, UnresolvedReferencesError } from '../../lib/errors.js';
+import {
+  containsReference,
+  type EnvLookup,
+  type RefTarget,
+  type Resolution,
+  type ResolveOptions,
+  resolveAll,
+  type SourceEnv,
+} from '../../lib/references.js';
 import {
   authorizeEnv,
   authorizeProject,
@@ -12,8 +22,9 @@ import {
 import type { Ctx } from '../core/context.js';
 import type { Dependency } from '../core/deps.js';
 import type { Permission } from '../core/principal.js';
-import { openEnvValues, type PlainVar, sourceEnv } from '../core/values.js';
+import { openEnvValues, type PlainVar, sourceEnv, type VarType } from '../core/values.js';
 import { projectIdOf } from '../projects/project-ref.js';
+import { listProjects } from '../projects/projects.js';
 
 /**
  * D49: references resolved as their reader may see them (ADR 0017). lib/references.ts resolves; this module
@@ -23,6 +34,17 @@ import { projectIdOf } from '../projects/project-ref.js';
  * they do to a direct read. A refusal (404 or 403 there) is only "cannot resolve": which of the two is never
  * said. Only environments a variable actually reaches are read and decrypted.
  */
+
+/** What a resolution for a reader may narrow or see differently (D67). */
+export interface ReaderOptions extends ResolveOptions {
+  /** Environments to read as given rather than as stored (a write's result, before it is written). */
+  overlays?: ReadonlyMap<string, EnvValues>;
+}
+
+export interface EnvValues {
+  vars: ReadonlyMap<string, PlainVar>;
+  broken?: ReadonlyMap<string, unknown> | undefined;
+}
 
 export interface ReaderResolution {
   resolved: Map<string, Resolution>;
@@ -64,6 +86,7 @@ export async function resolveForReader(
     broken?: ReadonlyMap<string, unknown> | undefined;
   },
   readOnly: boolean,
+  options: ReaderOptions = {},
 ): Promise<ReaderResolution> {
   const rootSource = sourceEnv(root.env.id, root.access.project.id, root.vars, root.broken);
   const byId = new Map<string, SourceEnv>([[root.env.id, rootSource]]);
@@ -80,14 +103,14 @@ export async function resolveForReader(
     dependencies.push({ ...dep, envId: env.id, revision: Number(env.revision) });
     let source = byId.get(env.id);
     if (!source) {
-      const { vars, broken } = await openEnvValues(ctx.deps, access, env);
+      const { vars, broken } = options.overlays?.get(env.id) ?? (await openEnvValues(ctx.deps, access, env));
       source = sourceEnv(env.id, access.project.id, vars, broken);
       byId.set(env.id, source);
       permissions.set(env.id, envPermission(access, env));
     }
     return source;
   };
-  const resolved = await resolveAll(rootSource, lookup);
+  const resolved = await resolveAll(rootSource, lookup, options);
   return { resolved, dependencies, permissions };
 }
 
@@ -184,4 +207,137 @@ export function masksResolution(
   if (!reveal) return r.secretsFrom.size > 0;
   for (const id of r.secretsFrom) if (permissions.get(id) !== 'write') return true;
   return false;
+}
+
+/** One environment's part of a write, as D67 checks it. */
+export interface WriteToCheck {
+  env: EnvFull;
+  set: readonly { key: string; value: string; type?: VarType | undefined }[];
+  delete?: readonly string[];
+}
+
+export type Unresolved = UnresolvedReferencesBody['unresolved'][number];
+
+/**
+ * D67: the written values whose references would not resolve for the writer once the write is done, in the
+ * order written: what a pull would refuse (cycle, limit, an environment or project that is missing or that the
+ * writer may not read, an undecryptable value), and a reference, written in the value itself without a
+ * fallback, to a variable that does not exist (D25 would render it empty). Every environment of `writes` is
+ * read as it would be after the write, also where another one reaches it, so one bulk write may add `A=${B}`
+ * and `B=x` together. Only written values are checked: a broken value elsewhere is not this write's doing.
+ * Messages suggest only environments and projects the writer can read (ADR 0018).
+ */
+export async function unresolvedAfterWrite(
+  ctx: Ctx,
+  access: ProjectAccess,
+  writes: readonly WriteToCheck[],
+): Promise<Unresolved[]> {
+  const checked = writes.map((w) => ({
+    ...w,
+    keys: w.set.filter((i) => containsReference(i.value)).map((i) => i.key),
+  }));
+  if (checked.every((w) => w.keys.length === 0)) return [];
+  const overlays = new Map<string, EnvValues>();
+  for (const w of writes) {
+    const { vars, broken } = await openEnvValues(ctx.deps, access, w.env);
+    const next = new Map(vars);
+    const nextBroken = new Map(broken);
+    for (const item of w.set) {
+      const type = item.type ?? (next.get(item.key) ?? nextBroken.get(item.key))?.type ?? 'secret';
+      next.set(item.key, { value: item.value, type, updatedAt: '', expiresAt: null });
+      nextBroken.delete(item.key);
+    }
+    for (const key of w.delete ?? []) {
+      next.delete(key);
+      nextBroken.delete(key);
+    }
+    overlays.set(w.env.id, { vars: next, broken: nextBroken });
+  }
+  const out: Unresolved[] = [];
+  let visible: Promise<Project[]> | undefined;
+  const projects = () => {
+    visible ??= listProjects(ctx);
+    return visible;
+  };
+  for (const w of checked) {
+    if (w.keys.length === 0) continue;
+    const missing = new Map<string, { target: RefTarget; found: SourceEnv }>();
+    const { resolved } = await resolveForReader(ctx, { access, env: w.env, ...overlays.get(w.env.id)! }, false, {
+      keys: w.keys,
+      overlays,
+      onMissing: (from, key, target, found) => {
+        if (from.id === w.env.id && !missing.has(key)) missing.set(key, { target, found });
+      },
+    });
+    for (const key of w.keys) {
+      const r = resolved.get(key)!;
+      const at = { key, env: w.env.name };
+      if (!r.ok) {
+        const message =
+          r.code === 'REFERENCE_FORBIDDEN' && r.refused
+            ? await refusedMessage(key, r.refused, w.env.id, await projects())
+            : r.code === 'CIRCULAR_REFERENCE'
+              ? `${key}: circular reference: following its references leads back to a variable already on the way`
+              : r.message;
+        out.push({ ...at, code: r.code, message });
+        continue;
+      }
+      const miss = missing.get(key);
+      if (miss) out.push({ ...at, code: 'REFERENCE_MISSING', message: missingMessage(key, miss.target, miss.found) });
+    }
+  }
+  return out;
+}
+
+/** D67: refuses the write (422 UNRESOLVED_REFERENCES, nothing written) when unresolvedAfterWrite finds any. */
+export async function refuseUnresolved(ctx: Ctx, access: ProjectAccess, writes: readonly WriteToCheck[]) {
+  const unresolved = await unresolvedAfterWrite(ctx, access, writes);
+  if (unresolved.length > 0) throw new UnresolvedReferencesError(unresolved);
+}
+
+const guessed = (guess: string | undefined) => (guess ? `; did you mean \`${guess}\`?` : '');
+
+/**
+ * REFERENCE_FORBIDDEN in words. Missing and unreadable read alike (D49); the guesses come from the projects
+ * the writer can see and the environments of them the writer can read, so they reveal nothing else.
+ */
+function refusedMessage(
+  key: string,
+  refused: NonNullable<Extract<Resolution, { ok: false }>['refused']>,
+  rootEnvId: string,
+  visible: readonly Project[],
+): string {
+  const { target, from } = refused;
+  const via = from.env === rootEnvId && from.key === key ? `${key}: ` : `${key}: through \`${from.key}\`, `;
+  const readable = (p: Project | undefined) =>
+    p ? Object.entries(p.access.envs).flatMap(([name, perm]) => (perm === 'none' ? [] : [name])) : [];
+  const env = target.env!;
+  const envGuess = (p: Project | undefined) =>
+    guessed(
+      closestName(
+        env,
+        readable(p).filter((n) => n !== env),
+      ),
+    );
+  if (target.project === null) {
+    const project = visible.find((p) => p.id === from.project);
+    return `${via}the environment \`${env}\` does not exist or you cannot read it${envGuess(project)}`;
+  }
+  const project = visible.find((p) => p.slug === target.project);
+  if (project) {
+    return `${via}the environment \`${env}\` of project \`${target.project}\` does not exist or you cannot read it${envGuess(project)}`;
+  }
+  const slugs = visible.filter((p) => readable(p).length > 0).map((p) => p.slug);
+  return `${via}the project \`${target.project}\` does not exist or you cannot read it${guessed(closestName(target.project, slugs))}`;
+}
+
+/** REFERENCE_MISSING in words: which variable is missing where, and how to make an empty value intended. */
+function missingMessage(key: string, target: RefTarget, found: SourceEnv): string {
+  const where =
+    target.env === null ? 'this environment' : `\`${target.project ? `${target.project}.` : ''}${target.env}\``;
+  const guess = closestName(target.key, [...found.vars.keys()]);
+  return (
+    `${key}: \`\${${target.text}}\` names no variable of ${where}, so it would be empty${guessed(guess)}` +
+    ` (write \`\${${target.text}:-}\` if empty is intended)`
+  );
 }

@@ -14,7 +14,7 @@ import {
   restoreVersion,
   type SealedVersion,
 } from './history.js';
-import { masksResolution, type ReaderResolution, resolveForReader } from './references.js';
+import { masksResolution, type ReaderResolution, refuseUnresolved, resolveForReader } from './references.js';
 import { valuesAt } from './revisions.js';
 
 export { MASK };
@@ -178,6 +178,8 @@ export async function bulkUpsert(
     items: { key: string; value: string; type: VarType }[];
     /** D46: If-Match, allowed when the request names one environment. */
     ifRevision?: number | undefined;
+    /** D67: refuse values whose references would not resolve for the caller (nothing written). */
+    validate?: boolean | undefined;
   },
 ): Promise<{ created: string[]; updated: string[]; revision?: number }> {
   const seen = new Set<string>();
@@ -191,6 +193,13 @@ export async function bulkUpsert(
     throw new AppError('VALIDATION', 'If-Match applies to a request that names one environment', 'envs');
   }
   const { access, envs } = await authorizeEnvs(ctx, { projectId, envs: envNames, need: 'direct-write' });
+  // Checked before the transaction: the resolver reads through the pool, which a SQLite transaction holds.
+  if (input.validate)
+    await refuseUnresolved(
+      ctx,
+      access,
+      envs.map((env) => ({ env, set: input.items })),
+    );
   const created = new Set<string>();
   const updated = new Set<string>();
   let revision: number | undefined;
@@ -232,13 +241,19 @@ export async function updateVar(
     expiresAt?: string | null | undefined;
     clearExpiry?: boolean | undefined;
     ifRevision?: number | undefined;
+    /** D67: see bulkUpsert. */
+    validate?: boolean | undefined;
   },
 ) {
-  const { projectId, env: envName, key, ifRevision, ...change } = input;
+  const { projectId, env: envName, key, ifRevision, validate, ...change } = input;
   if (change.clearExpiry && change.expiresAt) {
     throw new AppError('VALIDATION', 'give either expiresAt or clearExpiry, not both', 'clearExpiry');
   }
   const { access, env } = await authorizeEnv(ctx, { projectId, env: envName, need: 'direct-write' });
+  // D28b's 404 comes first: only an existing variable's new value is checked.
+  if (validate && change.value !== undefined && (await currentVar(ctx.deps.db, env.id, key))) {
+    await refuseUnresolved(ctx, access, [{ env, set: [{ key, value: change.value }] }]);
+  }
   const sealer = envSealer(ctx.deps.keyring, access, env);
   const now = ctx.deps.clock.now().toISOString();
   return ctx.deps.db.transaction().execute(async (trx) => {

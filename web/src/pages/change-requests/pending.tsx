@@ -4,6 +4,7 @@ import { type ChangeRequestBody, openChangeRequest } from '../../api/change-requ
 import type { UpdateVarBody } from '../../api/variables.js';
 import { listVars } from '../../api/variables.js';
 import { ApiError } from '../../api.js';
+import { useSaveValidated } from '../../components/Unresolved.js';
 import { useSubmit } from '../../hooks.js';
 import { writesNeedApproval } from '../../lib/access.js';
 import { DOTS } from '../../lib/mask.js';
@@ -194,6 +195,7 @@ function SubmitDialog({
   const toast = useToast();
   const [message, setMessage] = useState('');
   const { busy, error, setError, submit } = useSubmit();
+  const save = useSaveValidated();
   const stale = error instanceof ApiError && error.code === 'PRECONDITION_FAILED';
   const send = submit(async () => {
     const body: ChangeRequestBody = {
@@ -206,7 +208,9 @@ function SubmitDialog({
       delete: changes.flatMap((c) => (c.op === 'delete' ? [c.key] : [])),
     };
     // The revision the listing showed: a change made since is a 412, never a request built on a stale view.
-    const opened = await openChangeRequest(project.id, env, body, listing.revision ?? 0);
+    const opened = await save((validate) =>
+      openChangeRequest(project.id, env, body, listing.revision ?? 0, { validate }),
+    );
     requestsChanged();
     onSubmitted();
     toast(`Change request opened on ${env}: an Owner or project Admin will review it`, 'ok', {

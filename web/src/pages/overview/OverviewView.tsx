@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listVars, updateVar, upsertVars } from '../../api/variables.js';
 import { ModalForm } from '../../components/ModalForm.js';
+import { useSaveValidated } from '../../components/Unresolved.js';
 import { useSubmit } from '../../hooks.js';
 import { canWrite } from '../../lib/access.js';
 import { DOTS, displayValue, isMasked } from '../../lib/mask.js';
@@ -270,11 +271,12 @@ function InlineEdit({
   // A masked secret is replaced, never shown: the field starts empty.
   const [value, setValue] = useState(isMasked(variable.value) ? '' : variable.value);
   const { busy, error, submit } = useSubmit();
+  const save = useSaveValidated();
   return (
     <form
       class="overview-edit"
       onSubmit={submit(async () => {
-        await updateVar(project.id, env, variable.key, { value });
+        await save((validate) => updateVar(project.id, env, variable.key, { value }, { validate }));
         onDone(true);
       })}
     >
@@ -329,6 +331,7 @@ function CopyDialog({
     !s.variable.valueError && (!isMasked(s.variable.value) || canWrite(project, s.env));
   const [from, setFrom] = useState((sources.find(readable) ?? sources[0])?.env ?? '');
   const { busy, error, submit } = useSubmit();
+  const save = useSaveValidated();
   const source = sources.find((s) => s.env === from);
   const blocked = !source || !readable(source);
   return (
@@ -344,7 +347,8 @@ function CopyDialog({
           if (!v) throw new Error(`${varKey} is no longer in ${source.env}`);
           value = v.value;
         }
-        await upsertVars(project.id, { envs: [target], items: [{ key: varKey, value, type: source.variable.type }] });
+        const items = [{ key: varKey, value, type: source.variable.type }];
+        await save((validate) => upsertVars(project.id, { envs: [target], items }, { validate }));
         onCopied(source.env);
       })}
       busy={busy}

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { updateVar, upsertVars } from '../../api/variables.js';
 import { RefScope, useRefScope } from '../../components/RefField.js';
+import { useSaveValidated } from '../../components/Unresolved.js';
 import { canWrite, readOnlyNote, writesNeedApproval } from '../../lib/access.js';
 import { isMasked } from '../../lib/mask.js';
 import { useAction, useToast } from '../../toast.js';
@@ -41,6 +42,8 @@ export function EnvPanel({
 }) {
   const toast = useToast();
   const act = useAction();
+  // D67: every saved value is validated first; a refusal offers "Save anyway".
+  const save = useSaveValidated();
   // Every change and every reveal needs write on this environment (D57): without it, none is offered.
   const writable = canWrite(project, env.name);
   const listing = useVarListing(project.id, env.name, writesNeedApproval(project, env));
@@ -125,7 +128,9 @@ export function EnvPanel({
           onEditExisting={(key, value) => editKey(key, value)}
           onAdd={async (item, overwrite) => {
             if (pending) return pending.set(item);
-            const res = await upsertVars(project.id, { envs: [env.name], items: [item] });
+            const res = await save((validate) =>
+              upsertVars(project.id, { envs: [env.name], items: [item] }, { validate }),
+            );
             if (res.created.length) toast(`${item.key} added`);
             else if (overwrite) toast(`${item.key} overwritten; the previous value is in its history`);
             // Not in the listing when the form was sent: someone added it meanwhile, and the upsert replaced it.
@@ -204,7 +209,7 @@ export function EnvPanel({
               }
               onSave={async (key, body) => {
                 if (pending) await pending.update(key, body);
-                else await updateVar(project.id, env.name, key, body);
+                else await save((validate) => updateVar(project.id, env.name, key, body, { validate }));
                 setEditing(null);
                 if (!pending) toast(`${key} saved`);
                 await load();
