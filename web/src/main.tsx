@@ -1,4 +1,5 @@
 import './styles.css';
+import type { SessionUser } from '@svcenv/contract';
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { getSession } from './api/auth.js';
@@ -18,7 +19,6 @@ import { match, navigate, useLocation } from './router.js';
 import { SessionCtx } from './session.js';
 import { Shell } from './shell.js';
 import { ToastHost } from './toast.js';
-import type { SessionUser } from './types.js';
 import { ErrorBanner, Spinner } from './ui.js';
 
 /** Replaces the URL after the first render, once the router listens. */

@@ -1,6 +1,6 @@
+import type { SessionUser } from '@svcenv/contract';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import type { SessionUser } from './types.js';
 
 export interface Session {
   user: SessionUser;

@@ -1,7 +1,7 @@
+import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { createEnv } from '../api/envs.js';
 import { useSubmit } from '../hooks.js';
-import type { Project } from '../types.js';
 import { Field } from '../ui.js';
 import { ModalForm } from './ModalForm.js';
 

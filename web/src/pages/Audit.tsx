@@ -1,3 +1,4 @@
+import type { AuditEntry, Member } from '@svcenv/contract';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type AuditFilters, collectAudit, EXPORT_MAX, listAudit } from '../api/audit.js';
 import { listMembers } from '../api/team.js';
@@ -6,7 +7,6 @@ import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } 
 import { download } from '../lib/download.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { useToast } from '../toast.js';
-import type { AuditEntry, Member } from '../types.js';
 import { Button, Empty, ErrorBanner, PageHeader, Spinner } from '../ui.js';
 
 export function AuditPage() {

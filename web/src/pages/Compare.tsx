@@ -1,9 +1,9 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { diffEnvs } from '../api/envs.js';
 import { listVars } from '../api/variables.js';
 import { type DiffRow, diffRows, diffSummary } from '../lib/diff.js';
 import { displayValue } from '../lib/mask.js';
-import type { Environment, Project, Variable } from '../types.js';
 import { Empty, ErrorBanner, Spinner } from '../ui.js';
 
 const LABEL: Record<DiffRow['status'], string> = {

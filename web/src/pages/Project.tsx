@@ -1,3 +1,4 @@
+import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { listEnvs } from '../api/envs.js';
 import { deleteProject, getProject, updateProject } from '../api/projects.js';
@@ -7,7 +8,6 @@ import { useAsync, useSubmit } from '../hooks.js';
 import { hiddenEnvsNote, readableEnvs } from '../lib/access.js';
 import { navigate } from '../router.js';
 import { useToast } from '../toast.js';
-import type { Project } from '../types.js';
 import { Async, Button, ErrorBanner, Field, Link, PageHeader, Spinner, TypedConfirm } from '../ui.js';
 import { AuditView } from './Audit.js';
 import { CompareView } from './Compare.js';

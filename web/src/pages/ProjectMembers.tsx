@@ -1,3 +1,4 @@
+import type { Environment, Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import {
   clearEnvPermission,
@@ -9,8 +10,9 @@ import {
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
 import { useAsync } from '../hooks.js';
+import type { EnvPermission } from '../lib/access.js';
 import { useAction, useToast } from '../toast.js';
-import type { Environment, EnvPermission, Project, ProjectRole } from '../types.js';
+import type { ProjectRole } from '../types.js';
 import { Async, Button, Empty, ErrorBanner } from '../ui.js';
 
 const ROLES: ProjectRole[] = ['Admin', 'Developer', 'Read-only'];

@@ -1,3 +1,4 @@
+import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { createProject, listProjects } from '../api/projects.js';
 import { PALETTE } from '../components/ColorPicker.js';
@@ -6,7 +7,6 @@ import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js
 import { useAsync, useSubmit } from '../hooks.js';
 import { navigate } from '../router.js';
 import { useToast } from '../toast.js';
-import type { Project } from '../types.js';
 import { Async, Button, Empty, Field, Link, PageHeader } from '../ui.js';
 
 export function ProjectsPage() {

@@ -1,3 +1,4 @@
+import type { Member } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { invite, listInvites, listMembers, removeMember, revokeInvite, updateMember } from '../api/team.js';
 import { ApiError } from '../api.js';
@@ -5,7 +6,7 @@ import { useAsync, useSubmit } from '../hooks.js';
 import { dateOnly, relativeTime } from '../lib/format.js';
 import { isOwner, useSession } from '../session.js';
 import { useAction, useToast } from '../toast.js';
-import type { Member, WsRole } from '../types.js';
+import type { WsRole } from '../types.js';
 import { Async, Button, Confirm, CopyButton, Empty, Field, FormError, PageHeader, Pill } from '../ui.js';
 
 export function TeamPage() {

@@ -1,3 +1,4 @@
+import type { AccessToken, Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { listProjects } from '../api/projects.js';
 import { type CreateTokenBody, createToken, listTokens, revokeToken, rotateToken } from '../api/tokens.js';
@@ -6,7 +7,7 @@ import { ModalForm } from '../components/ModalForm.js';
 import { useAsync, useSubmit } from '../hooks.js';
 import { dateOnly, relativeTime } from '../lib/format.js';
 import { useAction, useToast } from '../toast.js';
-import type { AccessToken, CreatedToken, Project } from '../types.js';
+import type { CreatedToken } from '../types.js';
 import { Async, Button, Confirm, Empty, Field, Modal, OnceSecret, PageHeader, Pill } from '../ui.js';
 
 const EXPIRY = [

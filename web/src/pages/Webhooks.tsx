@@ -1,3 +1,4 @@
+import type { Webhook, WebhookDelivery, WebhookEvent } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import {
   type CreatedWebhook,
@@ -15,7 +16,6 @@ import { dateTime, relativeTime } from '../lib/format.js';
 import { WEBHOOK_EVENTS } from '../lib/webhook-events.js';
 import { isOwner, useSession } from '../session.js';
 import { useAction, useToast } from '../toast.js';
-import type { Webhook, WebhookDelivery, WebhookEvent } from '../types.js';
 import {
   Async,
   Button,

@@ -1,3 +1,4 @@
+import type { Project, Variable } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import {
   approveChangeRequest,
@@ -15,7 +16,6 @@ import { dateTime, relativeTime } from '../../lib/format.js';
 import { displayValue } from '../../lib/mask.js';
 import { useSession } from '../../session.js';
 import { useToast } from '../../toast.js';
-import type { Project, Variable } from '../../types.js';
 import { Button, ErrorBanner, Field, Modal, Pill } from '../../ui.js';
 import { requestsChanged } from './open-counts.js';
 
