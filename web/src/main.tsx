@@ -13,7 +13,7 @@ import { ProjectsPage } from './pages/Projects.js';
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js';
 import { SettingsPage } from './pages/Settings.js';
 import { TeamPage } from './pages/Team.js';
-import { TokensPage } from './pages/Tokens.js';
+import { TokensPage } from './pages/tokens/TokensPage.js';
 import { WebhooksPage } from './pages/Webhooks.js';
 import { match, navigate, useLocation } from './router.js';
 import { SessionCtx } from './session.js';
