@@ -12,7 +12,7 @@ import { ProjectPage } from './pages/Project.js';
 import { ProjectsPage } from './pages/Projects.js';
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js';
 import { SettingsPage } from './pages/Settings.js';
-import { TeamPage } from './pages/Team.js';
+import { TeamPage } from './pages/team/TeamPage.js';
 import { TokensPage } from './pages/tokens/TokensPage.js';
 import { WebhooksPage } from './pages/Webhooks.js';
 import { match, navigate, useLocation } from './router.js';

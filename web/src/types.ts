@@ -6,6 +6,7 @@
 import type {
   createTokenResponse,
   diffResponse,
+  invitesResponse,
   mfaSetupResponse,
   myWorkspacesResponse,
   ProjectMember,
@@ -19,3 +20,4 @@ export type WsRole = SessionUser['wsRole'];
 export type ProjectRole = ProjectMember['role'];
 export type MyWorkspace = z.infer<typeof myWorkspacesResponse>['workspaces'][number];
 export type MfaSetup = z.infer<typeof mfaSetupResponse>;
+export type PendingInvite = z.infer<typeof invitesResponse>['invites'][number];
