@@ -14,7 +14,7 @@ import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js'
 import { SettingsPage } from './pages/Settings.js';
 import { TeamPage } from './pages/team/TeamPage.js';
 import { TokensPage } from './pages/tokens/TokensPage.js';
-import { WebhooksPage } from './pages/Webhooks.js';
+import { WebhooksPage } from './pages/webhooks/WebhooksPage.js';
 import { match, navigate, useLocation } from './router.js';
 import { SessionCtx } from './session.js';
 import { Shell } from './shell.js';
