@@ -1,8 +1,9 @@
 import './styles.css';
+import type { SessionUser } from '@svcenv/contract';
 import { render } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { getSession } from './api/auth.js';
-import { getToken, onTokenChange, restoreSession, setToken } from './api.js';
+import { getToken, onTokenChange, restoreSession } from './api.js';
 import { UnresolvedHost } from './components/Unresolved.js';
 import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
@@ -11,15 +12,14 @@ import { InvitePage } from './pages/Invite.js';
 import { ProjectPage } from './pages/Project.js';
 import { ProjectsPage } from './pages/Projects.js';
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js';
-import { SettingsPage } from './pages/Settings.js';
-import { TeamPage } from './pages/Team.js';
-import { TokensPage } from './pages/Tokens.js';
-import { WebhooksPage } from './pages/Webhooks.js';
+import { SettingsPage } from './pages/settings/SettingsPage.js';
+import { TeamPage } from './pages/team/TeamPage.js';
+import { TokensPage } from './pages/tokens/TokensPage.js';
+import { WebhooksPage } from './pages/webhooks/WebhooksPage.js';
 import { match, navigate, useLocation } from './router.js';
-import { SessionCtx } from './session.js';
+import { SessionCtx, toLogin } from './session.js';
 import { Shell } from './shell.js';
 import { ToastHost } from './toast.js';
-import type { SessionUser } from './types.js';
 import { ErrorBanner, Spinner } from './ui.js';
 
 /** Replaces the URL after the first render, once the router listens. */
@@ -110,13 +110,7 @@ function App() {
 
   return (
     <SessionCtx.Provider value={{ user, refresh }}>
-      <Shell
-        path={path}
-        onLogout={() => {
-          setToken(null);
-          navigate('/login', true);
-        }}
-      >
+      <Shell path={path} onLogout={toLogin}>
         {page}
       </Shell>
     </SessionCtx.Provider>

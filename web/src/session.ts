@@ -1,6 +1,8 @@
+import type { SessionUser } from '@svcenv/contract';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import type { SessionUser } from './types.js';
+import { setToken } from './api.js';
+import { navigate } from './router.js';
 
 export interface Session {
   user: SessionUser;
@@ -14,3 +16,9 @@ export function useSession(): Session {
   return s;
 }
 export const isOwner = (u: SessionUser) => u.wsRole === 'Owner';
+
+/** Drops this tab's session and goes to the login page: logging out, or a change that ended every session (D9). */
+export function toLogin(): void {
+  setToken(null);
+  navigate('/login', true);
+}

@@ -1,49 +1,23 @@
 /**
- * Wire types of the API, taken from the contract package (never redefined here). Only `import type`,
- * so none of zod ends up in the bundle.
+ * Types the dashboard derives from the contract's schemas. The contract's own types (Project, Variable,
+ * Member, …) are imported from `@svcenv/contract` where they are used. Only `import type`, so none of zod
+ * ends up in the bundle.
  */
 import type {
-  AccessToken,
-  AuditEntry,
-  backupCodesResponse,
   createTokenResponse,
   diffResponse,
-  Environment,
-  HistoryEntry,
-  Member,
+  invitesResponse,
   mfaSetupResponse,
   myWorkspacesResponse,
-  Project,
   ProjectMember,
   SessionUser,
-  Variable,
-  Webhook,
-  WebhookDelivery,
-  WebhookEvent,
-  Workspace,
 } from '@svcenv/contract';
 import type { z } from 'zod';
 
-export type {
-  AccessToken,
-  AuditEntry,
-  Environment,
-  HistoryEntry,
-  Member,
-  Project,
-  ProjectMember,
-  SessionUser,
-  Variable,
-  Webhook,
-  WebhookDelivery,
-  WebhookEvent,
-  Workspace,
-};
 export type DiffResponse = z.infer<typeof diffResponse>;
 export type CreatedToken = z.infer<typeof createTokenResponse>;
 export type WsRole = SessionUser['wsRole'];
 export type ProjectRole = ProjectMember['role'];
-export type EnvPermission = ProjectMember['envPermissions'][string];
 export type MyWorkspace = z.infer<typeof myWorkspacesResponse>['workspaces'][number];
 export type MfaSetup = z.infer<typeof mfaSetupResponse>;
-export type BackupCodes = z.infer<typeof backupCodesResponse>;
+export type PendingInvite = z.infer<typeof invitesResponse>['invites'][number];

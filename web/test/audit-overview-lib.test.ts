@@ -1,8 +1,9 @@
 /** The audit log's words and files (ADR 0015) and the overview's comparison, as pure functions. */
+
+import type { AuditEntry, Variable } from '@svcenv/contract';
 import { describe, expect, it } from 'vitest';
 import { actionLabel, actorLabel, auditCsv, csvCell, dayBound } from '../src/lib/audit.js';
 import { type Listing, overviewRows } from '../src/lib/overview.js';
-import type { AuditEntry, Variable } from '../src/types.js';
 
 describe('audit lib', () => {
   it('words D36 actions and shows unknown ones raw', () => {

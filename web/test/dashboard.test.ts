@@ -82,18 +82,24 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByRole('heading', { name: 'payments-api' }).waitFor();
     await expect.poll(() => page.getByRole('tab', { name: /prod/ }).textContent()).toContain('protected');
 
-    const add = async (key: string, value: string, type: 'secret' | 'plain') => {
+    /** Adds a variable; `unresolved` names the code the save must be refused with first (D67), then saved anyway. */
+    const add = async (key: string, value: string, type: 'secret' | 'plain', unresolved?: string) => {
       await page.getByLabel('New key').fill(key);
       await page.getByLabel('New value').fill(value);
       await page.getByLabel('Type', { exact: true }).selectOption(type);
       await page.getByRole('button', { name: 'Add', exact: true }).click();
+      if (unresolved) {
+        await expect.poll(() => page.getByTestId('unresolved-list').textContent()).toContain(unresolved);
+        await page.getByTestId('save-anyway').click();
+      }
       await page.getByTestId(`value-${key}`).waitFor();
     };
     await add('DB_HOST', 'db.internal', 'plain');
     await add('DB_PASSWORD', 's3cr3t-pa55', 'secret');
     await add('DATABASE_URL', 'postgres://app:${DB_PASSWORD}@${DB_HOST}/app', 'plain');
-    await add('LOOP_A', '${LOOP_B}', 'plain');
-    await add('LOOP_B', '${LOOP_A}', 'plain');
+    // A reference to a key that does not exist yet, then a cycle: each is refused until saved anyway (D67).
+    await add('LOOP_A', '${LOOP_B}', 'plain', 'REFERENCE_MISSING');
+    await add('LOOP_B', '${LOOP_A}', 'plain', 'CIRCULAR_REFERENCE');
 
     // Masked: the secret is dots, and the reference that used it resolves to *** (D26).
     await expect.poll(() => page.getByTestId('value-DB_PASSWORD').textContent()).toBe('••••••••');

@@ -1,7 +1,7 @@
+import type { Variable } from '@svcenv/contract';
 import { describe, expect, it } from 'vitest';
 import { diffRows, diffSummary } from '../src/lib/diff.js';
 import { expiresIn } from '../src/lib/format.js';
-import type { Variable } from '../src/types.js';
 
 const v = (key: string, value: string, type: Variable['type'] = 'plain'): Variable => ({
   key,

@@ -2,10 +2,11 @@
  * The rollback preview (D45) computed in the browser: the same verdict the server reaches, from two
  * listings at fixed revisions, including masked secrets, whose values the listings do not show.
  */
+
+import type { Variable } from '@svcenv/contract';
 import { MASK } from '@svcenv/contract/constants';
 import { describe, expect, it } from 'vitest';
 import { actionLabel, diffSize, rollbackDiff } from '../src/lib/revisions.js';
-import type { Variable } from '../src/types.js';
 
 const T1 = '2026-01-01T00:00:00.000Z';
 const T2 = '2026-01-02T00:00:00.000Z';

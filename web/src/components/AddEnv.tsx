@@ -1,9 +1,9 @@
+import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { createEnv } from '../api/envs.js';
 import { useSubmit } from '../hooks.js';
-import type { Project } from '../types.js';
-import { Field } from '../ui.js';
 import { ModalForm } from './ModalForm.js';
+import { NameField } from './TextField.js';
 
 /** The dialog that adds an environment to a project. */
 export function AddEnv({
@@ -30,17 +30,16 @@ export function AddEnv({
       fields={['name']}
       submitLabel="Add environment"
     >
-      <Field label="Name" name="name" error={error} hint="Lower-case letters, digits, - and _, e.g. preview or qa.">
-        <input
-          class="input mono"
-          name="name"
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-          required
-          pattern="[a-z0-9_\-]{1,64}"
-          autofocus
-        />
-      </Field>
+      <NameField
+        class="input mono"
+        hint="Lower-case letters, digits, - and _, e.g. preview or qa."
+        value={name}
+        onValue={setName}
+        error={error}
+        required
+        pattern="[a-z0-9_\-]{1,64}"
+        autofocus
+      />
     </ModalForm>
   );
 }

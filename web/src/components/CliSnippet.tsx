@@ -1,6 +1,6 @@
+import type { Project } from '@svcenv/contract';
 import { cliLatest } from '../api/cli.js';
 import { useAsync } from '../hooks.js';
-import type { Project } from '../types.js';
 import { CopyButton } from '../ui.js';
 
 const OS_NAMES: Record<string, string> = { linux: 'Linux', darwin: 'macOS' };

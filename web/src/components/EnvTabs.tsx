@@ -1,6 +1,6 @@
+import type { Environment } from '@svcenv/contract';
 import { useRef } from 'preact/hooks';
 import { Icon } from '../icons.js';
-import type { Environment } from '../types.js';
 
 /**
  * Environment tabs in their colours, with the protected lock, and the add button. Keyboard as in the WAI-ARIA

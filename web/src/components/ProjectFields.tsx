@@ -1,5 +1,6 @@
 import { Field } from '../ui.js';
 import { ColorPicker } from './ColorPicker.js';
+import { NameField, TextField } from './TextField.js';
 
 export interface ProjectDraft {
   name: string;
@@ -22,24 +23,15 @@ export function ProjectFields({
 }) {
   return (
     <>
-      <Field label="Name" name="name" error={error}>
-        <input
-          class="input"
-          name="name"
-          value={draft.name}
-          onInput={(e) => onChange({ name: e.currentTarget.value })}
-          required
-          autofocus
-        />
-      </Field>
-      <Field label="Description" name="desc" error={error} hint={descHint}>
-        <input
-          class="input"
-          name="desc"
-          value={draft.desc}
-          onInput={(e) => onChange({ desc: e.currentTarget.value })}
-        />
-      </Field>
+      <NameField value={draft.name} onValue={(name) => onChange({ name })} error={error} required autofocus />
+      <TextField
+        label="Description"
+        name="desc"
+        hint={descHint}
+        value={draft.desc}
+        onValue={(desc) => onChange({ desc })}
+        error={error}
+      />
       <Field label="Colour" name="color" error={error}>
         <ColorPicker value={draft.color} onChange={(color) => onChange({ color })} />
       </Field>

@@ -7,13 +7,14 @@
  * read and `slug.env.KEY` for other projects' readable environments. Other key lists are loaded only when
  * their prefix is typed, once per panel, and only their keys are kept: never a value.
  */
+
+import type { Project } from '@svcenv/contract';
 import { createContext, type Ref } from 'preact';
 import { useContext, useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { listProjects } from '../api/projects.js';
 import { listVars } from '../api/variables.js';
 import { canRead } from '../lib/access.js';
 import { type Completion, completions, crossReferences, openReference, targetLabel } from '../lib/references.js';
-import type { Project } from '../types.js';
 
 export interface RefScopeValue {
   project: Project;

@@ -3,7 +3,7 @@
  * computes with the same rules it then enforces. The dashboard shows a control only when its request would
  * be allowed, so a refusal never comes as a surprise after the user acted.
  */
-import type { Project } from '../types.js';
+import type { Project } from '@svcenv/contract';
 
 export type EnvPermission = Project['access']['envs'][string];
 

@@ -2,7 +2,7 @@
  * The audit log in words and in files (ADR 0015): D36's action names as people read them, the local days of
  * the date filter as the instants the server compares, and the CSV and JSON an export saves.
  */
-import type { AuditEntry } from '../types.js';
+import type { AuditEntry } from '@svcenv/contract';
 
 /** D36's actions, and the ones added since (change requests, rollback, passwords, backup codes, deliveries). */
 export const ACTION_WORDS: Record<string, string> = {

@@ -1,4 +1,5 @@
-import type { DiffResponse, Variable } from '../types.js';
+import type { Variable } from '@svcenv/contract';
+import type { DiffResponse } from '../types.js';
 
 export type DiffStatus = 'onlyA' | 'onlyB' | 'different' | 'same';
 export interface DiffRow {

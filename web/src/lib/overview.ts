@@ -3,7 +3,7 @@
  * not compared), or present with a value that is the same as or differs from the other visible values of the
  * key. Values compare as stored (a `${...}` reference is compared as written, not resolved).
  */
-import type { Variable } from '../types.js';
+import type { Variable } from '@svcenv/contract';
 import { isMasked } from './mask.js';
 
 /** One environment's listing: its variables by key. */

@@ -2,7 +2,7 @@
  * Pure logic of the revision timeline (D44) and the rollback preview (D45): what a revision's action means
  * in words, and what rolling back would change, computed from two listings the way the server decides.
  */
-import type { Variable } from '../types.js';
+import type { Variable } from '@svcenv/contract';
 import { isMasked } from './mask.js';
 
 /** The audit action behind a revision (D44), as a person would say it. */

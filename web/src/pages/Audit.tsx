@@ -1,12 +1,13 @@
+import type { AuditEntry, Member } from '@svcenv/contract';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type AuditFilters, collectAudit, EXPORT_MAX, listAudit } from '../api/audit.js';
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
+import { Table } from '../components/Table.js';
 import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } from '../lib/audit.js';
 import { download } from '../lib/download.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { useToast } from '../toast.js';
-import type { AuditEntry, Member } from '../types.js';
 import { Button, Empty, ErrorBanner, PageHeader, Spinner } from '../ui.js';
 
 export function AuditPage() {
@@ -219,40 +220,28 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
       ) : !error && entries.length === 0 ? (
         <Empty title="No entries">{filtered ? 'Nothing matches these filters.' : 'Nothing has happened yet.'}</Empty>
       ) : error ? null : (
-        <div class="table-wrap">
-          <table class="table audit-table table-cards">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Action</th>
-                <th>Target</th>
-                <th>Actor</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => (
-                <tr key={e.id} data-testid="audit-row">
-                  <td class="small" data-label="When" title={dateTime(e.createdAt)}>
-                    {relativeTime(e.createdAt)}
-                  </td>
-                  <td data-label="Action">
-                    <span class="action" title={e.action}>
-                      {actionLabel(e.action)}
-                    </span>
-                  </td>
-                  <td data-label="Target">
-                    {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
-                    {e.detail != null && <div class="muted small audit-detail">{detailText(e.detail)}</div>}
-                    {!e.targetEnv && !e.targetKey && e.detail == null && <span class="muted">—</span>}
-                  </td>
-                  <td data-label="Actor" data-testid="audit-actor">
-                    {actorLabel(e)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table class="audit-table table-cards" columns={['When', 'Action', 'Target', 'Actor']}>
+          {entries.map((e) => (
+            <tr key={e.id} data-testid="audit-row">
+              <td class="small" data-label="When" title={dateTime(e.createdAt)}>
+                {relativeTime(e.createdAt)}
+              </td>
+              <td data-label="Action">
+                <span class="action" title={e.action}>
+                  {actionLabel(e.action)}
+                </span>
+              </td>
+              <td data-label="Target">
+                {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
+                {e.detail != null && <div class="muted small audit-detail">{detailText(e.detail)}</div>}
+                {!e.targetEnv && !e.targetKey && e.detail == null && <span class="muted">—</span>}
+              </td>
+              <td data-label="Actor" data-testid="audit-actor">
+                {actorLabel(e)}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <div class="row-center audit-more">
         {!error && entries.length > 0 && (

@@ -3,10 +3,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
 import { setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
+import { EmailField, NameField, NEW_PASSWORD, PasswordField } from '../components/TextField.js';
 import { useSubmit } from '../hooks.js';
 import { afterLogin } from '../lib/next.js';
 import { navigate } from '../router.js';
-import { Button, ErrorBanner, Field, FormError, Link, Spinner } from '../ui.js';
+import { Button, ErrorBanner, FormError, Link, Spinner } from '../ui.js';
 
 export function AuthCard({
   title,
@@ -76,29 +77,15 @@ export function LoginForm({ next = '/projects', email: invited = '' }: { next?: 
         else signedIn(res.token);
       })}
     >
-      <Field label="Email" name="email" error={error}>
-        <input
-          class="input"
-          type="email"
-          name="email"
-          autocomplete="username"
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-          required
-          autofocus
-        />
-      </Field>
-      <Field label="Password" name="password" error={error}>
-        <input
-          class="input"
-          type="password"
-          name="password"
-          autocomplete="current-password"
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-          required
-        />
-      </Field>
+      <EmailField value={email} onValue={setEmail} error={error} autocomplete="username" autofocus />
+      <PasswordField
+        label="Password"
+        name="password"
+        autocomplete="current-password"
+        value={password}
+        onValue={setPassword}
+        error={error}
+      />
       <FormError error={error} fields={['email', 'password']} />
       <Button type="submit" variant="primary" busy={busy}>
         Log in
@@ -122,41 +109,24 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
         navigate(next, true);
       })}
     >
-      <Field label="Your name" name="name" error={error}>
-        <input
-          class="input"
-          name="name"
-          autocomplete="name"
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-          required
-          autofocus
-        />
-      </Field>
-      <Field label="Work email" name="email" error={error}>
-        <input
-          class="input"
-          type="email"
-          name="email"
-          autocomplete="email"
-          value={email}
-          onInput={(e) => setEmail(e.currentTarget.value)}
-          required
-        />
-      </Field>
-      <Field label="Password" name="password" error={error} hint="8 to 128 characters.">
-        <input
-          class="input"
-          type="password"
-          name="password"
-          autocomplete="new-password"
-          minLength={8}
-          maxLength={128}
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-          required
-        />
-      </Field>
+      <NameField
+        label="Your name"
+        autocomplete="name"
+        value={name}
+        onValue={setName}
+        error={error}
+        required
+        autofocus
+      />
+      <EmailField label="Work email" autocomplete="email" value={email} onValue={setEmail} error={error} />
+      <PasswordField
+        label="Password"
+        name="password"
+        {...NEW_PASSWORD}
+        value={password}
+        onValue={setPassword}
+        error={error}
+      />
       <FormError error={error} fields={['name', 'email', 'password']} />
       <Button type="submit" variant="primary" busy={busy}>
         Create account

@@ -1,9 +1,10 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { diffEnvs } from '../api/envs.js';
 import { listVars } from '../api/variables.js';
+import { Table } from '../components/Table.js';
 import { type DiffRow, diffRows, diffSummary } from '../lib/diff.js';
 import { displayValue } from '../lib/mask.js';
-import type { Environment, Project, Variable } from '../types.js';
 import { Empty, ErrorBanner, Spinner } from '../ui.js';
 
 const LABEL: Record<DiffRow['status'], string> = {
@@ -90,32 +91,20 @@ export function CompareView({ project, envs }: { project: Project; envs: Environ
       ) : visible.length === 0 ? (
         <Empty title={rows.length ? 'No differences' : 'Both environments are empty'} />
       ) : (
-        <div class="table-wrap">
-          <table class="table diff-table">
-            <thead>
-              <tr>
-                <th>Key</th>
-                <th>Status</th>
-                <th>{a}</th>
-                <th>{b}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {visible.map((r) => (
-                <tr key={r.key} class={`diff-${r.status}`}>
-                  <td>
-                    <code class="var-key">{r.key}</code>
-                  </td>
-                  <td>
-                    <span class={`diff-tag diff-tag-${r.status}`}>{LABEL[r.status]}</span>
-                  </td>
-                  <td>{cell(r.a)}</td>
-                  <td>{cell(r.b)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table class="diff-table" columns={['Key', 'Status', a, b]}>
+          {visible.map((r) => (
+            <tr key={r.key} class={`diff-${r.status}`}>
+              <td>
+                <code class="var-key">{r.key}</code>
+              </td>
+              <td>
+                <span class={`diff-tag diff-tag-${r.status}`}>{LABEL[r.status]}</span>
+              </td>
+              <td>{cell(r.a)}</td>
+              <td>{cell(r.b)}</td>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

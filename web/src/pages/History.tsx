@@ -1,10 +1,10 @@
+import type { HistoryEntry } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { listMembers } from '../api/team.js';
 import { restoreVar, varHistory } from '../api/variables.js';
 import { useSubmit } from '../hooks.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { displayValue, isMasked } from '../lib/mask.js';
-import type { HistoryEntry } from '../types.js';
 import { Button, Empty, ErrorBanner, Modal, Pill, Spinner } from '../ui.js';
 
 const TONE: Record<HistoryEntry['action'], string> = {

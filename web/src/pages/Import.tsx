@@ -1,3 +1,4 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { CONTEXT_KEYS } from '@svcenv/contract/constants';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listVars, upsertVars } from '../api/variables.js';
@@ -6,7 +7,6 @@ import { useSubmit } from '../hooks.js';
 import { previewDotenv } from '../lib/dotenv-preview.js';
 import { isMasked } from '../lib/mask.js';
 import { useToast } from '../toast.js';
-import type { Environment, Project, Variable } from '../types.js';
 import { Button, FormError, Modal, Pill } from '../ui.js';
 
 /** D28a: what a pull or export appends; a pulled file pasted back must not store them (as `svcenv push`). */

@@ -1,14 +1,15 @@
+import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { listEnvs } from '../api/envs.js';
 import { deleteProject, getProject, updateProject } from '../api/projects.js';
 import { ModalForm } from '../components/ModalForm.js';
 import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
+import { TextField } from '../components/TextField.js';
 import { useAsync, useSubmit } from '../hooks.js';
 import { hiddenEnvsNote, readableEnvs } from '../lib/access.js';
 import { navigate } from '../router.js';
 import { useToast } from '../toast.js';
-import type { Project } from '../types.js';
-import { Async, Button, ErrorBanner, Field, Link, PageHeader, Spinner, TypedConfirm } from '../ui.js';
+import { Async, Button, ErrorBanner, Link, PageHeader, Spinner, TypedConfirm } from '../ui.js';
 import { AuditView } from './Audit.js';
 import { CompareView } from './Compare.js';
 import { ChangeRequestsView } from './change-requests/ChangeRequestsView.js';
@@ -238,14 +239,15 @@ function EditProject({
       submitLabel="Save"
     >
       <ProjectFields draft={draft} onChange={(patch) => setDraft((d) => ({ ...d, ...patch }))} error={error} />
-      <Field
+      <TextField
         label="Slug"
         name="slug"
-        error={error}
+        class="input mono"
         hint="Lower-case letters, digits and -; what --project and ${slug.env.KEY} use. Renaming breaks both."
-      >
-        <input class="input mono" name="slug" value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
-      </Field>
+        value={slug}
+        onValue={setSlug}
+        error={error}
+      />
     </ModalForm>
   );
 }

@@ -1,3 +1,4 @@
+import type { Environment, Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import {
   clearEnvPermission,
@@ -8,9 +9,11 @@ import {
 } from '../api/project-members.js';
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
+import { Table } from '../components/Table.js';
 import { useAsync } from '../hooks.js';
+import type { EnvPermission } from '../lib/access.js';
 import { useAction, useToast } from '../toast.js';
-import type { Environment, EnvPermission, Project, ProjectRole } from '../types.js';
+import type { ProjectRole } from '../types.js';
 import { Async, Button, Empty, ErrorBanner } from '../ui.js';
 
 const ROLES: ProjectRole[] = ['Admin', 'Developer', 'Read-only'];
@@ -53,94 +56,90 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
               {members.length === 0 ? (
                 <Empty title="No project members">Add workspace members below to give them access.</Empty>
               ) : (
-                <div class="table-wrap">
-                  <table class="table grid-table">
-                    <thead>
-                      <tr>
-                        <th>Member</th>
-                        <th>Role</th>
-                        {envs.map((e) => (
-                          <th key={e.name}>
-                            <span class="env-dot" style={{ background: e.color }} aria-hidden="true" /> {e.name}
-                          </th>
-                        ))}
-                        <th>
-                          <span class="sr-only">Actions</span>
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {members.map((m) => (
-                        <tr key={m.userId}>
-                          <td>
-                            <div>{m.name}</div>
-                            <div class="muted small">{m.email}</div>
-                          </td>
-                          <td>
+                <Table
+                  class="grid-table"
+                  columns={[
+                    'Member',
+                    'Role',
+                    ...envs.map((e) => ({
+                      label: (
+                        <>
+                          <span class="env-dot" style={{ background: e.color }} aria-hidden="true" /> {e.name}
+                        </>
+                      ),
+                    })),
+                  ]}
+                  actions
+                >
+                  {members.map((m) => (
+                    <tr key={m.userId}>
+                      <td>
+                        <div>{m.name}</div>
+                        <div class="muted small">{m.email}</div>
+                      </td>
+                      <td>
+                        <select
+                          class="input input-sm"
+                          aria-label={`Role of ${m.name}`}
+                          value={m.role}
+                          onChange={(e) =>
+                            run(
+                              () => setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole),
+                              `${m.name} is now ${e.currentTarget.value}`,
+                            )
+                          }
+                        >
+                          {ROLES.map((r) => (
+                            <option key={r}>{r}</option>
+                          ))}
+                        </select>
+                      </td>
+                      {envs.map((e) => {
+                        const override = m.envPermissions[e.name];
+                        const def = roleDefault(m.role, e.protected);
+                        return (
+                          <td key={e.name}>
                             <select
-                              class="input input-sm"
-                              aria-label={`Role of ${m.name}`}
-                              value={m.role}
-                              onChange={(e) =>
-                                run(
-                                  () => setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole),
-                                  `${m.name} is now ${e.currentTarget.value}`,
-                                )
-                              }
+                              class={`input input-sm perm ${override ? 'perm-override' : ''}`}
+                              aria-label={`${m.name} on ${e.name}`}
+                              value={override ?? ''}
+                              onChange={(ev) => {
+                                const v = ev.currentTarget.value as EnvPermission | '';
+                                void run(
+                                  () =>
+                                    v
+                                      ? setEnvPermission(project.id, m.userId, e.name, v)
+                                      : clearEnvPermission(project.id, m.userId, e.name),
+                                  `${m.name} on ${e.name}: ${v || `default (${def})`}`,
+                                );
+                              }}
                             >
-                              {ROLES.map((r) => (
-                                <option key={r}>{r}</option>
-                              ))}
+                              <option value="">default · {def}</option>
+                              <option value="none">none</option>
+                              <option value="read">read</option>
+                              <option value="write">write</option>
                             </select>
                           </td>
-                          {envs.map((e) => {
-                            const override = m.envPermissions[e.name];
-                            const def = roleDefault(m.role, e.protected);
-                            return (
-                              <td key={e.name}>
-                                <select
-                                  class={`input input-sm perm ${override ? 'perm-override' : ''}`}
-                                  aria-label={`${m.name} on ${e.name}`}
-                                  value={override ?? ''}
-                                  onChange={(ev) => {
-                                    const v = ev.currentTarget.value as EnvPermission | '';
-                                    void run(
-                                      () =>
-                                        v
-                                          ? setEnvPermission(project.id, m.userId, e.name, v)
-                                          : clearEnvPermission(project.id, m.userId, e.name),
-                                      `${m.name} on ${e.name}: ${v || `default (${def})`}`,
-                                    );
-                                  }}
-                                >
-                                  <option value="">default · {def}</option>
-                                  <option value="none">none</option>
-                                  <option value="read">read</option>
-                                  <option value="write">write</option>
-                                </select>
-                              </td>
-                            );
-                          })}
-                          <td>
-                            <Button
-                              size="sm"
-                              variant="ghost"
-                              class="danger-text"
-                              onClick={() =>
-                                run(
-                                  () => removeProjectMember(project.id, m.userId),
-                                  `${m.name} removed from ${project.name}`,
-                                )
-                              }
-                            >
-                              Remove
-                            </Button>
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                        );
+                      })}
+                      <td>
+                        <Button
+                          size="sm"
+                          variant="ghost"
+                          class="danger-text"
+                          onClick={() =>
+                            run(
+                              () => removeProjectMember(project.id, m.userId),
+                              `${m.name} removed from ${project.name}`,
+                            )
+                          }
+                        >
+                          Remove
+                        </Button>
+                      </td>
+                    </tr>
+                  ))}
+                </Table>
               )}
               {candidates.length === 0 ? (
                 <p class="note">Every workspace member is in this project. Invite more people from Team.</p>

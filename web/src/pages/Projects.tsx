@@ -1,13 +1,14 @@
+import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { createProject, listProjects } from '../api/projects.js';
 import { PALETTE } from '../components/ColorPicker.js';
 import { ModalForm } from '../components/ModalForm.js';
 import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
+import { TextField } from '../components/TextField.js';
 import { useAsync, useSubmit } from '../hooks.js';
 import { navigate } from '../router.js';
 import { useToast } from '../toast.js';
-import type { Project } from '../types.js';
-import { Async, Button, Empty, Field, Link, PageHeader } from '../ui.js';
+import { Async, Button, Empty, Link, PageHeader } from '../ui.js';
 
 export function ProjectsPage() {
   const state = useAsync(listProjects, []);
@@ -113,14 +114,15 @@ function CreateProject({ onClose, onCreated }: { onClose: () => void; onCreated:
         error={error}
         descHint="Optional."
       />
-      <Field
+      <TextField
         label="Environments"
         name="envs"
-        error={error}
+        class="input mono"
         hint="Comma-separated; lower-case letters, digits, - and _. prod and production start protected."
-      >
-        <input class="input mono" name="envs" value={envs} onInput={(e) => setEnvs(e.currentTarget.value)} />
-      </Field>
+        value={envs}
+        onValue={setEnvs}
+        error={error}
+      />
     </ModalForm>
   );
 }

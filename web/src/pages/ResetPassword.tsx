@@ -2,9 +2,10 @@ import { useState } from 'preact/hooks';
 import { forgotPassword, resetPassword } from '../api/auth.js';
 import { ApiError, getToken, setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
+import { EmailField, NEW_PASSWORD, PasswordField } from '../components/TextField.js';
 import { useSubmit } from '../hooks.js';
 import { navigate } from '../router.js';
-import { Button, ErrorBanner, Field, FormError, Link } from '../ui.js';
+import { Button, ErrorBanner, FormError, Link } from '../ui.js';
 import { AuthCard } from './Auth.js';
 
 /** Where a finished reset lands: the login page, which shows a notice for it. */
@@ -43,18 +44,7 @@ export function ForgotPasswordPage() {
           setSentTo(email.trim());
         })}
       >
-        <Field label="Email" name="email" error={error}>
-          <input
-            class="input"
-            type="email"
-            name="email"
-            autocomplete="username"
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-            required
-            autofocus
-          />
-        </Field>
+        <EmailField value={email} onValue={setEmail} error={error} autocomplete="username" autofocus />
         <FormError error={error} fields={['email']} />
         <Button type="submit" variant="primary" busy={busy}>
           Send reset link
@@ -128,37 +118,29 @@ export function ResetPasswordPage({ token }: { token: string | null }) {
         </div>
       ) : (
         <form class="stack" onSubmit={onSubmit}>
-          <Field label="New password" name="newPassword" error={error} hint="8 to 128 characters.">
-            <input
-              class="input"
-              type="password"
-              name="newPassword"
-              autocomplete="new-password"
-              minLength={8}
-              maxLength={128}
-              value={password}
-              onInput={(e) => {
-                setPassword(e.currentTarget.value);
-                clearMismatch();
-              }}
-              required
-              autofocus
-            />
-          </Field>
-          <Field label="Repeat new password" name="confirm" error={error}>
-            <input
-              class="input"
-              type="password"
-              name="confirm"
-              autocomplete="new-password"
-              value={confirm}
-              onInput={(e) => {
-                setConfirm(e.currentTarget.value);
-                clearMismatch();
-              }}
-              required
-            />
-          </Field>
+          <PasswordField
+            label="New password"
+            name="newPassword"
+            {...NEW_PASSWORD}
+            value={password}
+            onValue={(v) => {
+              setPassword(v);
+              clearMismatch();
+            }}
+            error={error}
+            autofocus
+          />
+          <PasswordField
+            label="Repeat new password"
+            name="confirm"
+            autocomplete="new-password"
+            value={confirm}
+            onValue={(v) => {
+              setConfirm(v);
+              clearMismatch();
+            }}
+            error={error}
+          />
           {needCode && (
             <>
               <div class="alert alert-info" role="status">

@@ -1,9 +1,9 @@
+import type { Environment, Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { type ChangeRequest, type ChangeRequestStatus, listChangeRequests } from '../../api/change-requests.js';
 import { EnvTabs } from '../../components/EnvTabs.js';
 import { useAsync } from '../../hooks.js';
 import { relativeTime } from '../../lib/format.js';
-import type { Environment, Project } from '../../types.js';
 import { Async, Empty, Pill } from '../../ui.js';
 import { RequestDetail, STATUS_TONE } from './RequestDetail.js';
 

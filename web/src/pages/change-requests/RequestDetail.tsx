@@ -1,3 +1,4 @@
+import type { Project, Variable } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import {
   approveChangeRequest,
@@ -9,13 +10,13 @@ import {
 } from '../../api/change-requests.js';
 import { listVarsAt } from '../../api/revisions.js';
 import { ApiError } from '../../api.js';
+import { Table } from '../../components/Table.js';
 import { useAsync, useSubmit } from '../../hooks.js';
 import { canReview, canWithdraw, canWrite } from '../../lib/access.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
 import { displayValue } from '../../lib/mask.js';
 import { useSession } from '../../session.js';
 import { useToast } from '../../toast.js';
-import type { Project, Variable } from '../../types.js';
 import { Button, ErrorBanner, Field, Modal, Pill } from '../../ui.js';
 import { requestsChanged } from './open-counts.js';
 
@@ -100,49 +101,37 @@ export function RequestDetail({
         </div>
         <blockquote class="cr-text">{cr.message}</blockquote>
         <Closed cr={cr} />
-        <div class="table-wrap">
-          <table class="table cr-diff">
-            <thead>
-              <tr>
-                <th>Key</th>
-                <th>Change</th>
-                <th>Before</th>
-                <th>After</th>
+        <Table class="cr-diff" columns={['Key', 'Change', 'Before', 'After']}>
+          {cr.changes.map((c) => {
+            const old = before.data?.get(c.key);
+            return (
+              <tr key={c.key} data-testid={`cr-change-${c.key}`}>
+                <td>
+                  <code class="var-key">{c.key}</code>
+                </td>
+                <td>
+                  <Pill tone={c.op === 'delete' ? 'bad' : old ? 'warn' : 'ok'}>
+                    {c.op === 'delete' ? 'delete' : old ? 'update' : 'add'}
+                  </Pill>
+                </td>
+                <td class="cr-old">
+                  {old ? <ValueOf v={old} /> : <span class="muted">{before.data ? '(none)' : '…'}</span>}
+                </td>
+                <td class="cr-new">
+                  {c.op === 'delete' ? (
+                    <span class="muted">(deleted)</span>
+                  ) : (
+                    <>
+                      <code class={`var-value ${c.type}`}>{displayValue(c.value) || '(empty)'}</code>{' '}
+                      {(!old || old.type !== c.type) && <span class="muted small">{c.type}</span>}
+                      {c.expiresAt && <span class="muted small"> · expires {dateTime(c.expiresAt)}</span>}
+                    </>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {cr.changes.map((c) => {
-                const old = before.data?.get(c.key);
-                return (
-                  <tr key={c.key} data-testid={`cr-change-${c.key}`}>
-                    <td>
-                      <code class="var-key">{c.key}</code>
-                    </td>
-                    <td>
-                      <Pill tone={c.op === 'delete' ? 'bad' : old ? 'warn' : 'ok'}>
-                        {c.op === 'delete' ? 'delete' : old ? 'update' : 'add'}
-                      </Pill>
-                    </td>
-                    <td class="cr-old">
-                      {old ? <ValueOf v={old} /> : <span class="muted">{before.data ? '(none)' : '…'}</span>}
-                    </td>
-                    <td class="cr-new">
-                      {c.op === 'delete' ? (
-                        <span class="muted">(deleted)</span>
-                      ) : (
-                        <>
-                          <code class={`var-value ${c.type}`}>{displayValue(c.value) || '(empty)'}</code>{' '}
-                          {(!old || old.type !== c.type) && <span class="muted small">{c.type}</span>}
-                          {c.expiresAt && <span class="muted small"> · expires {dateTime(c.expiresAt)}</span>}
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
         {before.error !== undefined && <ErrorBanner error={before.error} onRetry={before.reload} />}
         {writable && !revealed && cr.changes.some((c) => c.type === 'secret' && c.op === 'set') && (
           <p class="muted small">

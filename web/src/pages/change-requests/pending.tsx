@@ -1,3 +1,4 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { createContext } from 'preact';
 import { useContext, useState } from 'preact/hooks';
 import { type ChangeRequestBody, openChangeRequest } from '../../api/change-requests.js';
@@ -10,7 +11,6 @@ import { writesNeedApproval } from '../../lib/access.js';
 import { DOTS } from '../../lib/mask.js';
 import { navigate } from '../../router.js';
 import { useToast } from '../../toast.js';
-import type { Environment, Project, Variable } from '../../types.js';
 import { Button, ErrorBanner, Field, Modal } from '../../ui.js';
 import type { VarListing } from '../variables/useVarListing.js';
 import { requestsChanged } from './open-counts.js';

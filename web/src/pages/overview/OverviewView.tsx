@@ -1,3 +1,4 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listVars, updateVar, upsertVars } from '../../api/variables.js';
 import { ModalForm } from '../../components/ModalForm.js';
@@ -7,7 +8,6 @@ import { canWrite } from '../../lib/access.js';
 import { DOTS, displayValue, isMasked } from '../../lib/mask.js';
 import { type Listing, overviewRows } from '../../lib/overview.js';
 import { useToast } from '../../toast.js';
-import type { Environment, Project, Variable } from '../../types.js';
 import { Button, Empty, ErrorBanner, Field, Pill, Spinner } from '../../ui.js';
 
 const STATUS = {

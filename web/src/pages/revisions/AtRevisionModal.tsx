@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { listVarsAt, type Revision } from '../../api/revisions.js';
+import { Table } from '../../components/Table.js';
 import { useAsync } from '../../hooks.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
 import { displayValue } from '../../lib/mask.js';
@@ -65,30 +66,23 @@ export function AtRevisionModal({
         ) : vars.length === 0 ? (
           <Empty title="No variables">{env} had no variables right after this revision.</Empty>
         ) : (
-          <div class="table-wrap">
-            <table class="table at-revision-table" aria-label={`Variables of ${env} at revision ${r.revision}`}>
-              <thead>
-                <tr>
-                  <th>Key</th>
-                  <th>Value</th>
-                  <th class="col-type">Type</th>
-                </tr>
-              </thead>
-              <tbody>
-                {vars.map((v) => (
-                  <tr key={v.key}>
-                    <td>
-                      <code class="var-key">{v.key}</code>
-                    </td>
-                    <td class="at-revision-value">
-                      <code>{displayValue(v.value) || '(empty)'}</code>
-                    </td>
-                    <td class="col-type muted small">{v.type}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            class="at-revision-table"
+            label={`Variables of ${env} at revision ${r.revision}`}
+            columns={['Key', 'Value', { label: 'Type', class: 'col-type' }]}
+          >
+            {vars.map((v) => (
+              <tr key={v.key}>
+                <td>
+                  <code class="var-key">{v.key}</code>
+                </td>
+                <td class="at-revision-value">
+                  <code>{displayValue(v.value) || '(empty)'}</code>
+                </td>
+                <td class="col-type muted small">{v.type}</td>
+              </tr>
+            ))}
+          </Table>
         )}
       </div>
     </Modal>

@@ -1,3 +1,4 @@
+import type { Environment, Project } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { listRevisions, type Revision, type RollbackResult } from '../../api/revisions.js';
 import { EnvTabs } from '../../components/EnvTabs.js';
@@ -5,7 +6,6 @@ import { useSubmit } from '../../hooks.js';
 import { canWrite, readOnlyNote } from '../../lib/access.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
 import { actionLabel } from '../../lib/revisions.js';
-import type { Environment, Project } from '../../types.js';
 import { Button, Empty, ErrorBanner, Pill, Spinner } from '../../ui.js';
 import { AtRevisionModal } from './AtRevisionModal.js';
 import { RollbackDialog } from './RollbackDialog.js';

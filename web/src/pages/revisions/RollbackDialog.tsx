@@ -1,10 +1,10 @@
+import type { Variable } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { listRevisions, listVarsAt, type Revision, type RollbackResult, rollback } from '../../api/revisions.js';
 import { ApiError } from '../../api.js';
 import { useSubmit } from '../../hooks.js';
 import { displayValue } from '../../lib/mask.js';
 import { diffSize, type RollbackChange, type RollbackDiff, rollbackDiff } from '../../lib/revisions.js';
-import type { Variable } from '../../types.js';
 import { Button, ErrorBanner, FormError, Modal, Spinner } from '../../ui.js';
 
 /** The comparison the dialog shows, and the revision it was computed against (sent as If-Match, D46). */

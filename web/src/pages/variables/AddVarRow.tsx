@@ -1,7 +1,7 @@
+import type { Variable } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { RefField } from '../../components/RefField.js';
 import { useSubmit } from '../../hooks.js';
-import type { Variable } from '../../types.js';
 import { Button, FormError } from '../../ui.js';
 
 type VarType = Variable['type'];

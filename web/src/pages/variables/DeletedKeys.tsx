@@ -1,10 +1,10 @@
+import type { HistoryEntry } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { listRevisions } from '../../api/revisions.js';
 import { listVars, varHistory } from '../../api/variables.js';
 import { useSubmit } from '../../hooks.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
 import { displayValue } from '../../lib/mask.js';
-import type { HistoryEntry } from '../../types.js';
 import { Button, Empty, ErrorBanner, Modal, Spinner } from '../../ui.js';
 import { restoreDeleted } from './restore.js';
 

@@ -1,9 +1,9 @@
+import type { Variable } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import type { UpdateVarBody } from '../../api/variables.js';
 import { RefField } from '../../components/RefField.js';
 import { useSubmit } from '../../hooks.js';
 import { expiresIn } from '../../lib/format.js';
-import type { Variable } from '../../types.js';
 import { Button, FormError, Pill } from '../../ui.js';
 
 type VarType = Variable['type'];

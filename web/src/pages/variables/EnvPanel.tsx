@@ -1,3 +1,4 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { updateVar, upsertVars } from '../../api/variables.js';
 import { RefScope, useRefScope } from '../../components/RefField.js';
@@ -5,7 +6,6 @@ import { useSaveValidated } from '../../components/Unresolved.js';
 import { canWrite, readOnlyNote, writesNeedApproval } from '../../lib/access.js';
 import { isMasked } from '../../lib/mask.js';
 import { useAction, useToast } from '../../toast.js';
-import type { Environment, Project, Variable } from '../../types.js';
 import { Button, Empty, ErrorBanner, Spinner } from '../../ui.js';
 import { ApprovalNote, PendingBar, PendingCtx, usePendingChanges } from '../change-requests/pending.js';
 import { AddVarRow } from './AddVarRow.js';

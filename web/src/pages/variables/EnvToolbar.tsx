@@ -1,4 +1,4 @@
-import type { Environment } from '../../types.js';
+import type { Environment } from '@svcenv/contract';
 import { Button } from '../../ui.js';
 import { ExportMenu } from './ExportMenu.js';
 import type { VarListing } from './useVarListing.js';

@@ -1,4 +1,4 @@
-import type { Variable } from '../../types.js';
+import type { Variable } from '@svcenv/contract';
 import { Button } from '../../ui.js';
 
 export type TypeFilter = 'all' | Variable['type'];

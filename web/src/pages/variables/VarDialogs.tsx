@@ -1,7 +1,7 @@
+import type { Environment, Project, Variable } from '@svcenv/contract';
 import { deleteVar, deleteVars, updateVar } from '../../api/variables.js';
 import { canWriteDirectly } from '../../lib/access.js';
 import { useToast } from '../../toast.js';
-import type { Environment, Project, Variable } from '../../types.js';
 import { Confirm } from '../../ui.js';
 import { usePending } from '../change-requests/pending.js';
 import { HistoryModal } from '../History.js';

@@ -1,9 +1,9 @@
+import type { Variable } from '@svcenv/contract';
 import { RefTargets } from '../../components/RefField.js';
 import { Icon } from '../../icons.js';
 import { expiresIn, relativeTime } from '../../lib/format.js';
 import { displayValue, isMasked } from '../../lib/mask.js';
 import { missingReferences } from '../../lib/references.js';
-import type { Variable } from '../../types.js';
 import { Button } from '../../ui.js';
 
 type VarType = Variable['type'];

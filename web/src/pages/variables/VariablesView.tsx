@@ -1,9 +1,9 @@
+import type { Environment, Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { deleteEnv, updateEnv } from '../../api/envs.js';
 import { AddEnv } from '../../components/AddEnv.js';
 import { EnvTabs } from '../../components/EnvTabs.js';
 import { useAction, useToast } from '../../toast.js';
-import type { Environment, Project } from '../../types.js';
 import { Button, Confirm, Empty } from '../../ui.js';
 import { EnvPanel } from './EnvPanel.js';
 

@@ -1,6 +1,6 @@
+import type { Variable } from '@svcenv/contract';
 import type { UpdateVarBody } from '../../api/variables.js';
 import { toggled } from '../../lib/sets.js';
-import type { Variable } from '../../types.js';
 import { EditVarRow } from './EditVarRow.js';
 import type { VarListing } from './useVarListing.js';
 import { VarRow } from './VarRow.js';

@@ -1,10 +1,10 @@
+import type { Variable } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { currentRevision } from '../../api/change-requests.js';
 import { listVars } from '../../api/variables.js';
 import { ApiError } from '../../api.js';
 import { toggled } from '../../lib/sets.js';
 import { useToast } from '../../toast.js';
-import type { Variable } from '../../types.js';
 
 export type VarListing = ReturnType<typeof useVarListing>;
 
