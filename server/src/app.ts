@@ -318,7 +318,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   // validation, so routes, services, audit rows and webhook payloads only ever see ids.
   app.addHook('preValidation', async (request) => {
     const params = request.params as { id?: unknown } | undefined;
-    if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith('/v1/projects/:id')) return;
+    if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith(c.endpoints.getProject.path)) return;
     if (request.ctx) params.id = await projectIdOf(request.ctx, params.id);
   });
   app.addHook('onSend', async (request, reply, payload) => {
@@ -375,7 +375,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
       reply.type('text/plain; charset=utf-8').send(floor),
     );
   }
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(c.endpoints.openapi.path, { schema: { hide: true } }, async () => app.swagger());
   {
     const expected = config.METRICS_TOKEN;
     // D52: an operator's scrape endpoint, outside the API (not in the OpenAPI document, no user credential).
