@@ -167,7 +167,12 @@ export type PathArgs<P extends string> = keyof PathParams<P> extends never ? [] 
  * key never reaches into the URL's structure.
  */
 export function pathOf<E extends Endpoint>(endpoint: E, ...[params]: PathArgs<E['path']>): string {
-  const values = (params ?? {}) as Record<string, string | undefined>;
+  return expandPath(endpoint, params as object | undefined);
+}
+
+/** `pathOf` for a generic client, whose own signature typed the parameters; a missing one throws. */
+export function expandPath(endpoint: Endpoint, params: object = {}): string {
+  const values = params as Record<string, string | undefined>;
   return endpoint.path.replace(PARAM, (_, name: string) => {
     const value = values[name];
     if (value === undefined) throw new Error(`${endpoint.name}: no value for :${name}`);

@@ -40,6 +40,20 @@ export type ResponseOf<O> = O extends { responses: infer R }
   ? z.output<R[Extract<keyof R, Success>] & z.ZodType>
   : unknown;
 
+/**
+ * What a client sends for an operation: `params` when its path has any, `query` when it takes one, `body` when
+ * it takes one (optional when the body schema accepts none).
+ */
+export type RequestOf<O extends Endpoint> = (keyof ParamsOf<O> extends never
+  ? { params?: undefined }
+  : { params: ParamsOf<O> }) &
+  ([QueryOf<O>] extends [never] ? { query?: undefined } : { query?: QueryOf<O> }) &
+  ([BodyOf<O>] extends [never]
+    ? { body?: undefined }
+    : undefined extends BodyOf<O>
+      ? { body?: BodyOf<O> }
+      : { body: BodyOf<O> });
+
 /** What the server's handler sees: the schemas' outputs (an absent schema is left to Fastify's types). */
 export type ParsedParams<O> = O extends { params: infer S extends z.ZodType } ? z.output<S> : unknown;
 export type ParsedQuery<O> = O extends { query: infer S extends z.ZodType } ? z.output<S> : unknown;

@@ -3,7 +3,7 @@
  * server registers its routes from these (server/src/http/operation.ts); the CLI and the dashboard call by
  * them; the tests too.
  */
-import type { EndpointName } from '../endpoints.js';
+import type { Endpoint, EndpointName } from '../endpoints.js';
 import * as auth from './auth.js';
 import * as changeRequests from './change-requests.js';
 import * as cliReleases from './cli-releases.js';
@@ -38,3 +38,6 @@ export const operations = {
 } satisfies { readonly [N in EndpointName]: { readonly name: N } };
 
 export type Operations = typeof operations;
+
+/** The operation an endpoint entry belongs to (a zod-free client holds the entry, and types by this). */
+export type OperationOf<E extends Endpoint> = E['name'] extends EndpointName ? Operations[E['name']] : never;
