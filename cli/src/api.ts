@@ -3,7 +3,8 @@
  * and a hint. Bodies of error responses are the server's, which never hold values; the token is sent
  * only in the Authorization header and never appears in a message.
  */
-import type { z } from 'zod';
+import { type Endpoint, expandPath } from '@svcenv/contract/endpoints';
+import type { Operation, OperationOf, RequestOf, ResponseOf } from '@svcenv/contract/operations';
 import { checkApiUrl } from './config.js';
 import { CliError } from './errors.js';
 
@@ -28,7 +29,7 @@ export interface RequestOptions {
   method?: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
-  /** Send the access token (default true). The release endpoints need none (D39). */
+  /** Send the access token (default: unless the endpoint is public, as the release endpoints are, D39). */
   auth?: boolean;
   headers?: Record<string, string>;
   /** Return a 304 answer instead of treating it as an error (conditional pulls, D29/D42). */
@@ -38,6 +39,11 @@ export interface RequestOptions {
   /** Ends the request early (watch mode stopping on SIGINT/SIGTERM). */
   signal?: AbortSignal;
 }
+
+/** One request of an operation: its params, query and body as its schemas take them, and how to send it. */
+export type CallOptions<O extends Endpoint> = RequestOf<O> & Omit<RequestOptions, 'method' | 'query' | 'body'>;
+/** The options argument: optional when the operation needs no parameters and no body. */
+type CallArgs<O extends Endpoint> = object extends CallOptions<O> ? [opts?: CallOptions<O>] : [opts: CallOptions<O>];
 
 /** The client's default time for an answer: 60 s, or SVCENV_TIMEOUT for pull and run (D42). */
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -90,7 +96,20 @@ export class Api {
     return url;
   }
 
-  async fetch(path: string, opts: RequestOptions = {}): Promise<Response> {
+  /** One operation, by its endpoint entry (contract/src/endpoints.ts): the answer, whatever its body. */
+  async fetch<E extends Endpoint>(endpoint: E, ...[opts]: CallArgs<OperationOf<E>>): Promise<Response> {
+    return (await this.send(endpoint, opts)).res;
+  }
+
+  private async send(endpoint: Endpoint, opts: object = {}): Promise<{ path: string; res: Response }> {
+    const { params, query, ...rest } = opts as CallOptions<Endpoint> & { query?: RequestOptions['query'] };
+    const path = expandPath(endpoint, params ?? {});
+    const res = await this.fetchPath(path, { auth: endpoint.auth !== 'none', ...rest, method: endpoint.method, query });
+    return { path, res };
+  }
+
+  /** A request to a path the server gave (a release asset's URL), or an operation's once filled in. */
+  async fetchPath(path: string, opts: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { 'user-agent': 'svcenv-cli', ...opts.headers };
     if (opts.auth !== false && this.token) headers.authorization = `Bearer ${this.token}`;
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
@@ -125,26 +144,27 @@ export class Api {
     return new NetworkError(this.baseUrl, String(code));
   }
 
-  async json<T extends z.ZodType>(schema: T, path: string, opts?: RequestOptions): Promise<z.infer<T>> {
-    return (await this.jsonWithHeaders(schema, path, opts)).body;
+  /** One operation's JSON answer, checked against its success schema. */
+  async json<O extends Operation>(op: O, ...args: CallArgs<O>): Promise<ResponseOf<O>> {
+    return (await this.jsonWithHeaders(op, ...args)).body;
   }
 
   /** `json`, with the answer's headers (push reads X-Svcenv-Revision, D44/D46). */
-  async jsonWithHeaders<T extends z.ZodType>(
-    schema: T,
-    path: string,
-    opts?: RequestOptions,
-  ): Promise<{ body: z.infer<T>; headers: Headers }> {
-    const res = await this.fetch(path, opts);
-    const parsed = schema.safeParse(await res.json().catch(() => undefined));
-    if (!parsed.success) {
+  async jsonWithHeaders<O extends Operation>(
+    op: O,
+    ...[opts]: CallArgs<O>
+  ): Promise<{ body: ResponseOf<O>; headers: Headers }> {
+    const { path, res } = await this.send(op, opts);
+    const schema = Object.entries(op.responses ?? {}).find(([status]) => status.startsWith('2'))?.[1];
+    const parsed = schema?.safeParse(await res.json().catch(() => undefined));
+    if (!parsed?.success) {
       throw new CliError(
         'SERVER',
         `unexpected response from ${path}`,
         'is the API URL a svcenv server of a matching version?',
       );
     }
-    return { body: parsed.data, headers: res.headers };
+    return { body: parsed.data as ResponseOf<O>, headers: res.headers };
   }
 }
 
@@ -165,13 +185,3 @@ async function apiError(res: Response): Promise<ApiError> {
   }
   return new ApiError(res.status, code, message, HINTS[code], body);
 }
-
-export const pathOf = {
-  projects: () => '/v1/projects',
-  pull: (project: string, env: string) =>
-    `/v1/projects/${encodeURIComponent(project)}/envs/${encodeURIComponent(env)}/pull`,
-  vars: (project: string, env: string) =>
-    `/v1/projects/${encodeURIComponent(project)}/envs/${encodeURIComponent(env)}/vars`,
-  bulkUpsert: (project: string) => `/v1/projects/${encodeURIComponent(project)}/vars`,
-  latest: () => '/v1/cli/latest',
-};

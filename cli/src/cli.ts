@@ -1,7 +1,7 @@
 /**
  * Dispatch: argv → command → result. Kept apart from main.ts so that tests can call it in-process.
  */
-import { Api, pathOf } from './api.js';
+import { Api } from './api.js';
 import { type Parsed, parseArgs, renderFlagHelp } from './args.js';
 import type { Command, CommandResult, Context } from './command.js';
 import { makeCompletionCommand } from './commands/completion.js';
@@ -115,8 +115,8 @@ async function withChoices(err: MissingTargetError): Promise<CliError> {
   if (!token) return err;
   let projects: { id: string; name: string; slug?: string | undefined; envs: string[] }[];
   try {
-    const { projectList } = await import('./schemas.js');
-    projects = (await new Api(apiUrl, token).json(projectList, pathOf.projects())).projects;
+    const { operations: ops } = await import('./schemas.js');
+    projects = (await new Api(apiUrl, token).json(ops.listProjects)).projects;
   } catch {
     return err;
   }

@@ -2,7 +2,8 @@
 import type { OutputFormat } from '@svcenv/contract';
 import { CONTEXT_KEYS as CONTEXT_KEY_LIST } from '@svcenv/contract/constants';
 import { parseDotenv } from '@svcenv/contract/dotenv-parse';
-import { type Api, ApiError, NetworkError, pathOf } from './api.js';
+import { endpoints } from '@svcenv/contract/endpoints';
+import { type Api, ApiError, NetworkError } from './api.js';
 import { fs } from './builtins.js';
 import { type CacheEntry, formatAge, PullCache } from './cache.js';
 import type { OfflineSettings } from './config.js';
@@ -36,7 +37,7 @@ export interface PullOptions {
 }
 
 const pullQuery = (o: PullOptions) => ({
-  metadata: o.metadata ? undefined : 'false',
+  metadata: o.metadata ? undefined : ('false' as const),
   keys: o.keys?.join(','),
   // dotenv is the server's default; leaving it out keeps the URL the same as before.
   format: o.format === 'dotenv' ? undefined : o.format,
@@ -55,7 +56,10 @@ export async function pullVarsWithContext(
   api: Api,
   o: Omit<PullOptions, 'format'>,
 ): Promise<{ vars: Map<string, string>; context: Set<string> }> {
-  const res = await api.fetch(pathOf.pull(o.project, o.env), { query: pullQuery({ ...o, format: 'dotenv' }) });
+  const res = await api.fetch(endpoints.pull, {
+    params: { id: o.project, env: o.env },
+    query: pullQuery({ ...o, format: 'dotenv' }),
+  });
   return readPulled({ text: await res.text(), context: res.headers.get('x-svcenv-context') ?? undefined });
 }
 
@@ -215,7 +219,8 @@ async function request(
   etag: string | undefined,
   poll?: { wait: number; signal: AbortSignal },
 ): Promise<PullAnswer & { notModified: boolean }> {
-  const res = await api.fetch(pathOf.pull(o.project, o.env), {
+  const res = await api.fetch(endpoints.pull, {
+    params: { id: o.project, env: o.env },
     query: { ...pullQuery(o), wait: poll ? String(poll.wait) : undefined },
     notModified: true,
     headers: etag ? { 'if-none-match': etag } : undefined,

@@ -1,16 +1,7 @@
 /**
- * The wire schemas the CLI validates responses with. Loaded with a dynamic import by the commands that
- * need them, so that `version`, `pull` and `run` start without building every zod schema (ADR 0001-cli).
+ * The operations whose JSON answers the CLI checks (each against its schema). Loaded with a dynamic import
+ * by the commands that need them, so that `version`, `pull` and `run` start without building every zod
+ * schema (ADR 0001-cli); those reach the server through the zod-free endpoint table.
  */
-import { project } from '@svcenv/contract';
-import { z } from 'zod';
-
-export {
-  bulkDeleteResponse,
-  bulkUpsertResponse,
-  cliReleaseManifest,
-  listVarsResponse,
-  MAX_BULK_ITEMS,
-  tokenSelfResponse,
-} from '@svcenv/contract';
-export const projectList = z.object({ projects: z.array(project) });
+export { MAX_BULK_ITEMS } from '@svcenv/contract';
+export { operations } from '@svcenv/contract/operations';

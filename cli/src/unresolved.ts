@@ -15,7 +15,7 @@ export const allowUnresolvedFlag = {
 } as const satisfies FlagSpecs;
 
 /** The query of a write: validated unless --allow-unresolved. */
-export function validateQuery(flags: Record<string, unknown>): { query?: Record<string, string> } {
+export function validateQuery(flags: Record<string, unknown>): { query?: { validate: 'true' } } {
   return flags['allow-unresolved'] === true ? {} : { query: { validate: 'true' } };
 }
 

@@ -29,6 +29,7 @@ export const project = z.object({
   envs: z.array(z.string()),
   access: projectAccess,
 });
+export const listProjectsResponse = z.object({ projects: z.array(project) });
 export const projectName = z.string().trim().min(1).max(100);
 
 export const createProjectBody = z.strictObject({
@@ -53,6 +54,7 @@ export const environment = z.object({
   color: z.string(),
   requireApproval: z.boolean(),
 });
+export const listEnvsResponse = z.object({ envs: z.array(environment) });
 export const createEnvBody = z.strictObject({ name: envName });
 export const updateEnvBody = z.strictObject({
   protected: z.boolean().optional(),

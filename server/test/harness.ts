@@ -7,17 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import {
-  authResponse,
-  bulkUpsertResponse,
-  createTokenResponse,
-  ERROR_STATUS,
-  type ErrorBody,
-  type ErrorCode,
-  environment,
-  loginResponse,
-  project,
-} from '@svcenv/contract';
+import { ERROR_STATUS, type ErrorBody, type ErrorCode, expandPath, loginResponse } from '@svcenv/contract';
+import { type Operation, operations, type RequestOf, type ResponseOf } from '@svcenv/contract/operations';
 import pg from 'pg';
 import { z } from 'zod';
 import { buildApp } from '../src/app.js';
@@ -68,6 +59,9 @@ export interface RequestOptions<S extends z.ZodType> {
   schema?: S;
 }
 
+/** One request of an operation: its params, query and body as its schemas take them, and extra headers. */
+export type CallInput<O extends Operation> = RequestOf<O> & { headers?: Record<string, string> };
+
 export interface Client {
   url: string;
   request<S extends z.ZodType = z.ZodUnknown>(
@@ -75,6 +69,35 @@ export interface Client {
     path: string,
     opts?: RequestOptions<S>,
   ): Promise<Res<z.output<S>>>;
+  /**
+   * One operation of the contract (`call(operations.listVars, {params: {id, env}}, token)`): its method, its
+   * path with the params filled in (each an encoded segment), the query string, and a 2xx body checked
+   * against the operation's response schema for that status.
+   */
+  call<O extends Operation>(
+    op: O,
+    ...args: object extends CallInput<O>
+      ? [input?: CallInput<O>, token?: string]
+      : [input: CallInput<O>, token?: string]
+  ): Promise<Res<ResponseOf<O>>>;
+}
+
+/** The schema of an operation's 2xx answer with a body (either, for an operation with two), if it declares one. */
+function successSchema(op: Operation): z.ZodType | undefined {
+  const schemas = Object.entries(op.responses ?? {})
+    .filter(([status]) => status.startsWith('2') && status !== '204')
+    .map(([, schema]) => schema);
+  if (schemas.length < 2) return schemas[0];
+  return z.union(schemas);
+}
+
+function queryString(query: object | undefined): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) {
+    for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) qs.append(k, String(item));
+  }
+  const s = qs.toString();
+  return s ? `?${s}` : '';
 }
 
 /**
@@ -95,49 +118,56 @@ function checked<S extends z.ZodType>(schema: S, value: unknown, what: string): 
 export function client(url: string): Client {
   return {
     url,
-    async request<S extends z.ZodType>(method: string, path: string, opts: RequestOptions<S> = {}) {
-      const headers: Record<string, string> = { ...opts.headers };
-      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-      let payload: string | undefined = opts.rawBody;
-      if (opts.body !== undefined) {
-        payload = JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const res = await fetch(url + path, { method, headers, body: payload });
-      const text = await res.text();
-      const what = `the ${res.status} answer to ${method} ${path}`;
-      const isJson = (res.headers.get('content-type') ?? '').includes('json') && text !== '';
-      const parsed: unknown = isJson ? JSON.parse(text) : text;
-      const ok = res.status >= 200 && res.status < 300;
-      // A 2xx body is checked at once, so an answer outside the contract fails even a test that reads only the status.
-      const body = ok && opts.schema ? checked(opts.schema, parsed, what) : parsed;
-      const json = <J extends z.ZodType>(schema: J): z.output<J> => {
-        if (!isJson) throw new Error(`${what} is not JSON: ${text}`);
-        return checked(schema, parsed, what);
-      };
-      return {
-        status: res.status,
-        headers: res.headers,
-        text,
-        json,
-        get body() {
-          if (!ok) throw new Error(`${what} has no 2xx body: ${text}`);
-          return body as z.output<S>;
-        },
-        get error() {
-          if (res.status < 400) throw new Error(`${what} is not an error: ${text}`);
-          const { error } = json(errorBody);
-          if (ERROR_STATUS[error.code] !== res.status) throw new Error(`${what} carries code ${error.code}`);
-          return error;
-        },
-      };
+    request,
+    async call<O extends Operation>(op: O, input?: CallInput<O>, token?: string) {
+      const { params, query, body, headers } = (input ?? {}) as CallInput<Operation>;
+      const path = expandPath(op, params ?? {}) + queryString(query);
+      const res = await request(op.method, path, { token, body, headers, schema: successSchema(op) });
+      return res as Res<ResponseOf<O>>;
     },
   };
+
+  async function request<S extends z.ZodType>(method: string, path: string, opts: RequestOptions<S> = {}) {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let payload: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      payload = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers, body: payload });
+    const text = await res.text();
+    const what = `the ${res.status} answer to ${method} ${path}`;
+    const isJson = (res.headers.get('content-type') ?? '').includes('json') && text !== '';
+    const parsed: unknown = isJson ? JSON.parse(text) : text;
+    const ok = res.status >= 200 && res.status < 300;
+    // A 2xx body is checked at once, so an answer outside the contract fails even a test that reads only the status.
+    const body = ok && opts.schema ? checked(opts.schema, parsed, what) : parsed;
+    const json = <J extends z.ZodType>(schema: J): z.output<J> => {
+      if (!isJson) throw new Error(`${what} is not JSON: ${text}`);
+      return checked(schema, parsed, what);
+    };
+    return {
+      status: res.status,
+      headers: res.headers,
+      text,
+      json,
+      get body() {
+        if (!ok) throw new Error(`${what} has no 2xx body: ${text}`);
+        return body as z.output<S>;
+      },
+      get error() {
+        if (res.status < 400) throw new Error(`${what} is not an error: ${text}`);
+        const { error } = json(errorBody);
+        if (ERROR_STATUS[error.code] !== res.status) throw new Error(`${what} carries code ${error.code}`);
+        return error;
+      },
+    };
+  }
 }
 
-/** The two list answers the contract names no schema for (server/src/routes/projects.ts composes them). */
-export const projectList = z.object({ projects: z.array(project) });
-export const envList = z.object({ envs: z.array(environment) });
+/** The list answers of projects and environments, under the names the suites use. */
+export { listEnvsResponse as envList, listProjectsResponse as projectList } from '@svcenv/contract';
 
 /** What the tests read of the OpenAPI document (`GET /v1/openapi.json`); the rest passes unchecked. */
 interface JsonSchema {
@@ -167,7 +197,7 @@ export const openApiDocument = z.looseObject({
 
 /** Every operation the OpenAPI document lists; `public` when it needs no credential (`security: []`). */
 export async function apiOperations(c: Client) {
-  const res = await c.request('GET', '/v1/openapi.json', { schema: openApiDocument });
+  const res = await c.request('GET', operations.openapi.path, { schema: openApiDocument });
   if (res.status !== 200) throw new Error(`openapi.json: ${res.status} ${res.text}`);
   return Object.entries(res.body.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({
@@ -346,13 +376,13 @@ async function healthy(url: string): Promise<boolean> {
     // The TLS test server uses a self-signed certificate; curl-free check through node's https.
     if (url.startsWith('https')) {
       return await new Promise((resolve) => {
-        httpsGet(`${url}/healthz`, { rejectUnauthorized: false }, (res) => {
+        httpsGet(`${url}${operations.healthz.path}`, { rejectUnauthorized: false }, (res) => {
           res.resume();
           resolve(res.statusCode === 200);
         }).on('error', () => resolve(false));
       });
     }
-    return (await fetch(`${url}/healthz`)).status === 200;
+    return (await fetch(`${url}${operations.healthz.path}`)).status === 200;
   } catch {
     return false;
   }
@@ -363,37 +393,33 @@ let counter = 0;
 export async function signupUser(c: Client, name = 'Ada') {
   const email = `${name.toLowerCase()}-${Date.now()}-${counter++}-${randomBytes(3).toString('hex')}@example.test`;
   const password = `pw-${randomBytes(8).toString('hex')}`;
-  const res = await c.request('POST', '/v1/auth/signup', { body: { name, email, password }, schema: authResponse });
+  const res = await c.call(operations.signup, { body: { name, email, password } });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
   return { jwt: res.body.token, user: res.body.user, email, password };
 }
 
 export async function createProject(c: Client, jwt: string, body: Record<string, unknown> = {}) {
-  const res = await c.request('POST', '/v1/projects', {
-    token: jwt,
-    body: { name: `proj-${counter++}`, ...body },
-    schema: project,
-  });
+  const res = await c.call(operations.createProject, { body: { name: `proj-${counter++}`, ...body } }, jwt);
   if (res.status !== 201) throw new Error(`create project failed: ${res.status} ${res.text}`);
   return res.body;
 }
 
 export async function createToken(c: Client, jwt: string, body: Record<string, unknown> = {}) {
-  const res = await c.request('POST', '/v1/tokens', {
-    token: jwt,
-    body: { name: `tok-${counter++}`, envs: ['*'], ...body },
-    schema: createTokenResponse,
-  });
+  const res = await c.call(
+    operations.createToken,
+    { body: { name: `tok-${counter++}`, envs: ['*'], ...body } as RequestOf<typeof operations.createToken>['body'] },
+    jwt,
+  );
   if (res.status !== 201) throw new Error(`create token failed: ${res.status} ${res.text}`);
   return res.body;
 }
 
 export async function upsert(c: Client, auth: string, projectId: string, envs: string[], items: object[]) {
-  const res = await c.request('POST', `/v1/projects/${projectId}/vars`, {
-    token: auth,
-    body: { envs, items },
-    schema: bulkUpsertResponse,
-  });
+  const res = await c.call(
+    operations.bulkUpsert,
+    { params: { id: projectId }, body: { envs, items } as RequestOf<typeof operations.bulkUpsert>['body'] },
+    auth,
+  );
   if (res.status !== 200) throw new Error(`upsert failed: ${res.status} ${res.text}`);
   return res.body;
 }

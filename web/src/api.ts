@@ -1,4 +1,6 @@
 import type { ErrorBody } from '@svcenv/contract';
+import { type Endpoint, endpoints, expandPath } from '@svcenv/contract/endpoints';
+import type { OperationOf, RequestOf, ResponseOf } from '@svcenv/contract/operations';
 
 /**
  * The one way the dashboard talks to the server: same-origin `/v1` over fetch. The session is the server's
@@ -24,7 +26,9 @@ export function setToken(token: string | null): void {
   const was = jwt;
   jwt = token;
   if (token === null && was !== null) {
-    void fetch('/v1/auth/logout', { method: 'POST', headers: CSRF, credentials: 'same-origin' }).catch(() => undefined);
+    void fetch(endpoints.logout.path, { method: 'POST', headers: CSRF, credentials: 'same-origin' }).catch(
+      () => undefined,
+    );
   }
   for (const l of listeners) l();
 }
@@ -32,7 +36,11 @@ export function setToken(token: string | null): void {
 /** At start: whether this browser already has a session (another tab's login, a reload). */
 export async function restoreSession(): Promise<boolean> {
   try {
-    const res = await fetch('/v1/auth/session', { headers: CSRF, credentials: 'same-origin', cache: 'no-store' });
+    const res = await fetch(endpoints.getSession.path, {
+      headers: CSRF,
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
     if (res.ok) setToken('cookie');
     return res.ok;
   } catch {
@@ -60,38 +68,47 @@ export class ApiError extends Error {
   }
 }
 
-export interface RequestOptions {
-  body?: unknown;
-  query?: Record<string, string | string[] | undefined>;
-  /** Send this credential instead of the session's (verify-mfa has none). */
-  auth?: boolean;
-  raw?: boolean;
-  /** Extra request headers: `If-Match` for a check-and-set write (D46). */
-  headers?: Record<string, string>;
-}
+type Query = Record<string, string | string[] | undefined>;
 
-function buildUrl(path: string, query?: RequestOptions['query']): string {
+/**
+ * One request of an operation: its `params` (each an encoded path segment), `query` and `body`, as its schemas
+ * accept them. `auth: false` sends no CSRF header, so the session cookie does not count (the calls that start
+ * a session); `headers` adds e.g. `If-Match` for a check-and-set write (D46).
+ */
+export type CallInput<O extends Endpoint> = RequestOf<O> & { auth?: boolean; headers?: Record<string, string> };
+
+/** The input argument: optional when the operation needs no parameters and no body. */
+type CallArgs<E extends Endpoint> =
+  object extends CallInput<OperationOf<E>> ? [input?: CallInput<OperationOf<E>>] : [input: CallInput<OperationOf<E>>];
+
+/** A successful answer's body; nothing for a 204. */
+export type Answer<E extends Endpoint> =
+  ResponseOf<OperationOf<E>> extends null ? undefined : ResponseOf<OperationOf<E>>;
+
+function buildUrl(path: string, query?: Query): string {
   const qs = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) {
     if (v === undefined) continue;
     for (const item of Array.isArray(v) ? v : [v]) qs.append(k, item);
   }
   const s = qs.toString();
-  return `/v1${path}${s ? `?${s}` : ''}`;
+  return `${path}${s ? `?${s}` : ''}`;
 }
 
-async function send(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...opts.headers, ...(opts.auth !== false ? CSRF : {}) };
+async function send(endpoint: Endpoint, input: CallInput<Endpoint> = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...input.headers, ...(input.auth !== false ? CSRF : {}) };
+  // A POST without input still sends `{}` (the server's empty-body schemas take either).
+  const payload = input.body ?? (endpoint.method === 'POST' ? {} : undefined);
   let body: string | undefined;
-  if (opts.body !== undefined) {
+  if (payload !== undefined) {
     headers['content-type'] = 'application/json';
-    body = JSON.stringify(opts.body);
+    body = JSON.stringify(payload);
   }
   let res: Response;
   try {
     // same-origin: the session cookie goes with the request, and a login's answer may set it.
-    res = await fetch(buildUrl(path, opts.query), {
-      method,
+    res = await fetch(buildUrl(expandPath(endpoint, input.params ?? {}), input.query as Query | undefined), {
+      method: endpoint.method,
       headers,
       body,
       credentials: 'same-origin',
@@ -118,13 +135,17 @@ async function send(method: string, path: string, opts: RequestOptions = {}): Pr
         );
   // A session that expired or was ended elsewhere (password change, D9): back to the login screen. A 401 can
   // also be a wrong two-factor code (D12), so the session itself is asked before it is dropped.
-  if (res.status === 401 && opts.auth !== false && jwt) void checkSession(jwt);
+  if (res.status === 401 && input.auth !== false && jwt) void checkSession(jwt);
   throw err;
 }
 
 async function checkSession(token: string): Promise<void> {
   try {
-    const res = await fetch('/v1/auth/session', { headers: CSRF, credentials: 'same-origin', cache: 'no-store' });
+    const res = await fetch(endpoints.getSession.path, {
+      headers: CSRF,
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
     if (res.status === 401 && jwt === token) setToken(null);
   } catch {
     // Offline: keep the session; the next request tells.
@@ -132,26 +153,14 @@ async function checkSession(token: string): Promise<void> {
 }
 
 export const api = {
-  async get<T>(path: string, query?: RequestOptions['query']): Promise<T> {
-    return (await send('GET', path, { query })).json() as Promise<T>;
-  },
-  async post<T>(path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
-    const res = await send('POST', path, { ...opts, body: body ?? {} });
-    return (res.status === 204 ? undefined : await res.json()) as T;
-  },
-  async put<T>(path: string, body: unknown, opts: RequestOptions = {}): Promise<T> {
-    return (await send('PUT', path, { ...opts, body })).json() as Promise<T>;
-  },
-  async patch<T>(path: string, body: unknown): Promise<T> {
-    const res = await send('PATCH', path, { body });
-    return (res.status === 204 ? undefined : await res.json()) as T;
-  },
-  async del(path: string): Promise<void> {
-    await send('DELETE', path);
+  /** One operation of the contract (`endpoints.listVars`, ...), typed by its schemas. */
+  async call<E extends Endpoint>(endpoint: E, ...[input]: CallArgs<E>): Promise<Answer<E>> {
+    const res = await send(endpoint, input as CallInput<Endpoint> | undefined);
+    return (res.status === 204 ? undefined : await res.json()) as Answer<E>;
   },
   /** A file download (export): the body and the server's file name. */
-  async download(path: string, query: RequestOptions['query']): Promise<{ blob: Blob; filename: string }> {
-    const res = await send('GET', path, { query });
+  async download<E extends Endpoint>(endpoint: E, ...[input]: CallArgs<E>): Promise<{ blob: Blob; filename: string }> {
+    const res = await send(endpoint, input as CallInput<Endpoint> | undefined);
     const cd = res.headers.get('content-disposition') ?? '';
     const filename = /filename="?([^";]+)"?/.exec(cd)?.[1] ?? 'export.env';
     return { blob: await res.blob(), filename };
@@ -161,12 +170,4 @@ export const api = {
 export function errorMessage(e: unknown): string {
   if (e instanceof ApiError) return e.field ? `${e.message} (${e.field})` : e.message;
   return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * The one place a request path is built: every interpolated value is an encoded path segment, so
- * path`/projects/${id}/envs/${env}` never lets a name or key reach into the URL's structure.
- */
-export function path(strings: TemplateStringsArray, ...segments: string[]): string {
-  return strings.reduce((out, s, i) => out + s + (i < segments.length ? encodeURIComponent(segments[i]!) : ''), '');
 }

@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import type { Command } from '../command.js';
 import {
   type ConfigFile,
@@ -58,8 +58,8 @@ export const loginCommand: Command = {
       (args.flags['api-url'] as string | undefined) || ctx.env.SVCENV_API_URL || existing.apiUrl || DEFAULT_API_URL,
     );
     // Proves the URL and the token before anything is written.
-    const { projectList } = await import('../schemas.js');
-    const { projects } = await new Api(apiUrl, token).json(projectList, pathOf.projects());
+    const { operations: ops } = await import('../schemas.js');
+    const { projects } = await new Api(apiUrl, token).json(ops.listProjects);
     const config: ConfigFile = { ...existing, apiUrl, token };
     let note = '';
     if (projects.length === 1 && projects[0]) {

@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import type { Command } from '../command.js';
 import { requireToken, resolveSettings } from '../config.js';
 
@@ -10,8 +10,8 @@ export const projectsCommand: Command = {
   async run(_args, ctx) {
     const settings = resolveSettings({}, ctx.env);
     const api = new Api(settings.apiUrl, requireToken(settings));
-    const { projectList } = await import('../schemas.js');
-    const { projects } = await api.json(projectList, pathOf.projects());
+    const { operations: ops } = await import('../schemas.js');
+    const { projects } = await api.json(ops.listProjects);
     // D48: the slug is what --project and .svcenv.json take as readily as the id (D58).
     const rows = [['ID', 'SLUG', 'NAME', 'ENVS'], ...projects.map((p) => [p.id, p.slug, p.name, p.envs.join(',')])];
     const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)));

@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { readDotenvFile } from '../localfile.js';
@@ -39,13 +39,14 @@ export const pushCommand: Command = {
     const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
     const { project, env } = requireTarget(settings);
     const api = new Api(settings.apiUrl, requireToken(settings));
-    const { bulkUpsertResponse, listVarsResponse, MAX_BULK_ITEMS } = await import('../schemas.js');
+    const { operations: ops, MAX_BULK_ITEMS } = await import('../schemas.js');
     if (vars.size === 0) return { stdout: '0 created, 0 updated\n', stderr: note };
     // D56: compare with the stored text and the resolved value of every key (a plaintext listing, which
     // push's write permission allows), and send only keys that differ from both. A pulled file holds
     // resolved values: sending them back would replace `${DB_PASSWORD}` with the password itself (in a
     // plain variable, in clear for every reader of the masked listing) and add a history entry per key.
-    const listing = await api.jsonWithHeaders(listVarsResponse, pathOf.vars(project, env), {
+    const listing = await api.jsonWithHeaders(ops.listVars, {
+      params: { id: project, env },
       query: { reveal: 'true' },
     });
     const remote = listing.body.vars;
@@ -65,8 +66,8 @@ export const pushCommand: Command = {
     let updated = 0;
     for (let i = 0; i < items.length; i += MAX_BULK_ITEMS) {
       const { body: res, headers } = await api
-        .jsonWithHeaders(bulkUpsertResponse, pathOf.bulkUpsert(project), {
-          method: 'POST',
+        .jsonWithHeaders(ops.bulkUpsert, {
+          params: { id: project },
           body: { envs: [env], items: items.slice(i, i + MAX_BULK_ITEMS) },
           ...(revision ? { headers: { 'if-match': `"rev:${revision}"` } } : {}),
           ...validateQuery(args.flags),

@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import { fs, path } from '../builtins.js';
 import type { Command } from '../command.js';
 import {
@@ -38,8 +38,8 @@ export const setupCommand: Command = {
     const settings = resolveSettings({ project: projectFlag, env: envFlag }, ctx.env, ctx.cwd);
     const lookup = async (): Promise<ProjectRow[] | undefined> => {
       if (!settings.token) return undefined;
-      const { projectList } = await import('../schemas.js');
-      return (await new Api(settings.apiUrl, settings.token).json(projectList, pathOf.projects())).projects;
+      const { operations: ops } = await import('../schemas.js');
+      return (await new Api(settings.apiUrl, settings.token).json(ops.listProjects)).projects;
     };
 
     if (!projectFlag && !envFlag) {

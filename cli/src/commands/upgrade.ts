@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import { fs, path } from '../builtins.js';
 import type { Command } from '../command.js';
 import { resolveSettings } from '../config.js';
@@ -17,8 +17,8 @@ export const upgradeCommand: Command = {
   async run(args, ctx) {
     const settings = resolveSettings({}, ctx.env);
     const api = new Api(settings.apiUrl, undefined);
-    const { cliReleaseManifest } = await import('../schemas.js');
-    const manifest = await api.json(cliReleaseManifest, pathOf.latest(), { auth: false });
+    const { operations: ops } = await import('../schemas.js');
+    const manifest = await api.json(ops.cliLatest);
     if (compareVersions(manifest.version, ctx.version) <= 0) {
       return { stdout: `svcenv ${ctx.version} is up to date\n` };
     }
@@ -60,7 +60,7 @@ export const upgradeCommand: Command = {
 async function download(api: Api, url: string, sha256: string, dest: string): Promise<void> {
   // The manifest's url is a path under the API; an absolute URL is checked like the API URL (D4).
   const target = new URL(url, `${api.baseUrl}/`);
-  const res = await new Api(target.origin, undefined).fetch(target.pathname + target.search, { auth: false });
+  const res = await new Api(target.origin, undefined).fetchPath(target.pathname + target.search, { auth: false });
   if (!res.body) throw new CliError('UPGRADE', 'empty download');
   // Imported here: node:crypto costs milliseconds at start under Bun, and only upgrade needs it.
   const { createHash } = await import('node:crypto');

@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import type { Parsed } from '../args.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
@@ -92,8 +92,9 @@ function subcommand(word: string | undefined): Sub {
 type Target = { project: string; env: string };
 
 async function listing(api: Api, t: Target, reveal = false) {
-  const { listVarsResponse } = await import('../schemas.js');
-  const { body, headers } = await api.jsonWithHeaders(listVarsResponse, pathOf.vars(t.project, t.env), {
+  const { operations: ops } = await import('../schemas.js');
+  const { body, headers } = await api.jsonWithHeaders(ops.listVars, {
+    params: { id: t.project, env: t.env },
     ...(reveal ? { query: { reveal: 'true' } } : {}),
   });
   return { vars: body.vars, revision: headers.get('x-svcenv-revision') };
@@ -164,10 +165,10 @@ async function set(api: Api, t: Target, args: Parsed, operands: string[]) {
   const { vars, revision } = await listing(api, t);
   const types = new Map(vars.map((v) => [v.key, v.type]));
   const items = [...values].map(([key, value]) => ({ key, value, type: flagType ?? types.get(key) ?? 'secret' }));
-  const { bulkUpsertResponse } = await import('../schemas.js');
+  const { operations: ops } = await import('../schemas.js');
   const res = await api
-    .json(bulkUpsertResponse, pathOf.bulkUpsert(t.project), {
-      method: 'POST',
+    .json(ops.bulkUpsert, {
+      params: { id: t.project },
       body: { envs: [t.env], items },
       ...ifMatch(revision),
       ...validateQuery(args.flags),
@@ -194,9 +195,9 @@ async function unset(api: Api, t: Target, keys: string[]) {
   // Only keys that exist are sent: the If-Match revision covers the listing they were read from, so a key
   // created in between makes the request fail rather than be deleted unseen.
   if (known.length === 0) return { stdout: '', stderr: note };
-  const { bulkDeleteResponse } = await import('../schemas.js');
-  await api.json(bulkDeleteResponse, `${pathOf.vars(t.project, t.env)}:bulkDelete`, {
-    method: 'POST',
+  const { operations: ops } = await import('../schemas.js');
+  await api.json(ops.bulkDelete, {
+    params: { id: t.project, env: t.env },
     body: { keys: known },
     ...ifMatch(revision),
   });

@@ -1,4 +1,4 @@
-import { Api, pathOf } from '../api.js';
+import { Api } from '../api.js';
 import type { Command } from '../command.js';
 import { configPath, requireToken, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken } from '../errors.js';
@@ -16,21 +16,22 @@ export const whoamiCommand: Command = {
   async run(_args, ctx) {
     const settings = resolveSettings({}, ctx.env, ctx.cwd);
     const api = new Api(settings.apiUrl, requireToken(settings));
-    const { projectList, tokenSelfResponse } = await import('../schemas.js');
-    let self: import('zod').infer<typeof tokenSelfResponse>;
+    const { operations: ops } = await import('../schemas.js');
+    const describe = ops.describeOwnToken;
+    let self: Awaited<ReturnType<typeof api.json<typeof describe>>>;
     try {
-      self = await api.json(tokenSelfResponse, '/v1/auth/token');
+      self = await api.json(describe);
     } catch (err) {
       if (err instanceof CliError && (err.code === 'NOT_FOUND' || err.code === 'HTTP_404')) {
         throw new CliError(
           'SERVER',
-          'this server cannot describe an access token (no GET /v1/auth/token)',
+          `this server cannot describe an access token (no ${describe.method} ${describe.path})`,
           'upgrade the server; `svcenv projects` shows what the token can see',
         );
       }
       throw err;
     }
-    const { projects } = await api.json(projectList, pathOf.projects());
+    const { projects } = await api.json(ops.listProjects);
     const named = (ref: string) => {
       const p = projects.find((x) => x.id === ref || (x as { slug?: string }).slug === ref);
       return p ? `${p.name} (${p.id})` : ref;

@@ -1,3 +1,4 @@
+import { endpoints } from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Metrics } from '../lib/metrics.js';
@@ -68,7 +69,7 @@ export function addRequestHooks(
   // validation, so routes, services, audit rows and webhook payloads only ever see ids.
   app.addHook('preValidation', async (request) => {
     const params = request.params as { id?: unknown } | undefined;
-    if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith('/v1/projects/:id')) return;
+    if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith(endpoints.getProject.path)) return;
     if (request.ctx) params.id = await projectIdOf(request.ctx, params.id);
   });
   app.addHook('onSend', async (request, reply, payload) => {

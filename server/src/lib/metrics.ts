@@ -1,3 +1,4 @@
+import { endpoints } from '@svcenv/contract';
 import { sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/index.js';
@@ -104,8 +105,8 @@ export class Metrics {
     const r = route ?? 'unmatched';
     this.requests.inc({ route: r, method, status: String(status) });
     this.latency.observe({ route: r, method }, seconds);
-    if (r.endsWith('/envs/:env/pull')) this.pulls.inc({ status: String(status) });
-    if (status === 401 && method === 'POST' && (r === '/v1/auth/login' || r === '/v1/auth/verify-mfa')) {
+    if (r === endpoints.pull.path) this.pulls.inc({ status: String(status) });
+    if (status === 401 && method === 'POST' && (r === endpoints.login.path || r === endpoints.verifyMfa.path)) {
       this.failedLogins.inc();
     }
     if (status === 429) this.rateLimited.inc({ route: r });

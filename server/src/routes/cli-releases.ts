@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CliReleaseManifest, cliArch, cliDownloadParams, cliOs, cliReleaseManifest } from '@svcenv/contract';
+import { type CliReleaseManifest, cliArch, cliDownloadParams, cliOs, pathOf } from '@svcenv/contract';
+import { operations as ops } from '@svcenv/contract/operations';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { serializerCompiler } from 'fastify-type-provider-zod';
+import { route } from '../http/operation.js';
 
 /**
  * D39/D41: the CLI release manifest and the binaries this server was built with, from
@@ -36,23 +38,19 @@ export async function cliReleaseRoutes(
     return { path, size: st.size, sha256: await entry.sha256 };
   }
 
-  app.get(
-    '/v1/cli/latest',
-    { schema: { tags: ['cli'], response: { 200: cliReleaseManifest } } },
-    async (): Promise<CliReleaseManifest> => {
-      const assets: CliReleaseManifest['assets'] = [];
-      for (const os of cliOs.options) {
-        for (const arch of cliArch.options) {
-          const a = await asset(os, arch);
-          if (a) assets.push({ os, arch, url: `/v1/cli/download/${os}/${arch}`, sha256: a.sha256 });
-        }
+  route(app, ops.cliLatest, async (): Promise<CliReleaseManifest> => {
+    const assets: CliReleaseManifest['assets'] = [];
+    for (const os of cliOs.options) {
+      for (const arch of cliArch.options) {
+        const a = await asset(os, arch);
+        if (a) assets.push({ os, arch, url: pathOf(ops.cliDownload, { os, arch }), sha256: a.sha256 });
       }
-      return { version: opts.version, assets };
-    },
-  );
+    }
+    return { version: opts.version, assets };
+  });
 
   // Params are checked in the handler so that an unknown os or arch is a 404 (no such file), not a 400.
-  app.get('/v1/cli/download/:os/:arch', { schema: { tags: ['cli'] } }, async (request, reply) => {
+  route(app, ops.cliDownload, async (request, reply) => {
     const params = cliDownloadParams.safeParse(request.params);
     const a = params.success ? await asset(params.data.os, params.data.arch) : null;
     if (!params.success || !a) return notFound(reply, 'no svcenv binary for that os and arch');

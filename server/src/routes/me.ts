@@ -1,58 +1,30 @@
-import * as c from '@svcenv/contract';
+import { operations as ops } from '@svcenv/contract/operations';
 import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { route } from '../http/operation.js';
 import * as me from '../services/identity/me.js';
 import * as mfa from '../services/identity/mfa.js';
 
 /** D12: the signed-in user's account and two-factor settings; JWT only (D10). */
-export async function meRoutes(fastify: FastifyInstance) {
-  const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const config = { auth: 'jwt' as const };
-  const tags = ['me'];
+export async function meRoutes(app: FastifyInstance) {
+  route(app, ops.getMe, async (req) => me.getMe(req.ctx));
 
-  app.get('/me', { config, schema: { tags, response: { 200: c.meResponse } } }, async (req) => me.getMe(req.ctx));
+  route(app, ops.updateMe, async (req) => me.updateMe(req.ctx, req.body));
 
-  app.patch('/me', { config, schema: { tags, body: c.updateMeBody, response: { 200: c.meResponse } } }, async (req) =>
-    me.updateMe(req.ctx, req.body),
-  );
+  route(app, ops.changePassword, async (req, reply) => {
+    await me.changePassword(req.ctx, req.body);
+    return reply.status(204).send(null);
+  });
 
-  app.post(
-    '/me/password',
-    { config, schema: { tags, body: c.changePasswordBody, response: { 204: c.noContent } } },
-    async (req, reply) => {
-      await me.changePassword(req.ctx, req.body);
-      return reply.status(204).send(null);
-    },
-  );
+  route(app, ops.listMyWorkspaces, async (req) => me.myWorkspaces(req.ctx));
 
-  app.get('/me/workspaces', { config, schema: { tags, response: { 200: c.myWorkspacesResponse } } }, async (req) =>
-    me.myWorkspaces(req.ctx),
-  );
+  route(app, ops.setupMfa, async (req) => mfa.setupMfa(req.ctx));
 
-  app.post(
-    '/me/mfa/setup',
-    { config, schema: { tags, body: c.emptyBody, response: { 200: c.mfaSetupResponse } } },
-    async (req) => mfa.setupMfa(req.ctx),
-  );
+  route(app, ops.enableMfa, async (req) => mfa.enableMfa(req.ctx, req.body));
 
-  app.post(
-    '/me/mfa/enable',
-    { config, schema: { tags, body: c.mfaCodeBody, response: { 200: c.backupCodesResponse } } },
-    async (req) => mfa.enableMfa(req.ctx, req.body),
-  );
+  route(app, ops.disableMfa, async (req, reply) => {
+    await mfa.disableMfa(req.ctx, req.body);
+    return reply.status(204).send(null);
+  });
 
-  app.post(
-    '/me/mfa/disable',
-    { config, schema: { tags, body: c.mfaCodeBody, response: { 204: c.noContent } } },
-    async (req, reply) => {
-      await mfa.disableMfa(req.ctx, req.body);
-      return reply.status(204).send(null);
-    },
-  );
-
-  app.post(
-    '/me/mfa/backup-codes',
-    { config, schema: { tags, body: c.mfaCodeBody, response: { 200: c.backupCodesResponse } } },
-    async (req) => mfa.regenerateBackupCodes(req.ctx, req.body),
-  );
+  route(app, ops.regenerateBackupCodes, async (req) => mfa.regenerateBackupCodes(req.ctx, req.body));
 }

@@ -1,6 +1,7 @@
+import { endpoints } from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 
 /** The OpenAPI document of every route registered after http/openapi.ts's documentRoutes. */
 export async function openApiRoutes(app: FastifyInstance) {
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(endpoints.openapi.path, { schema: { hide: true } }, async () => app.swagger());
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { extname, join, normalize } from 'node:path';
 import fastifyStatic from '@fastify/static';
+import { API_PREFIX } from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import { body } from '../http/errors.js';
 
@@ -41,7 +42,7 @@ export async function webRoutes(app: FastifyInstance, { distDir }: { distDir: st
   app.get('/*', { schema: { hide: true } }, async (request, reply) => {
     const path = request.url.split('?')[0]!;
     // Unknown API paths stay JSON 404s (the spec's error body), never the app.
-    if (path === '/v1' || path.startsWith('/v1/')) {
+    if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
       return reply.status(404).send(body('NOT_FOUND', `no route for GET ${path}`));
     }
     if (!existsSync(join(distDir, 'index.html'))) {

@@ -1,29 +1,22 @@
 /** The signed-in account (`/v1/me*`, D12) and its two-factor setup (D13). */
-import type {
-  backupCodesResponse,
-  changePasswordBody,
-  meResponse,
-  mfaSetupResponse,
-  myWorkspacesResponse,
-  updateMeBody,
-} from '@svcenv/contract';
+
+import type { changePasswordBody, updateMeBody } from '@svcenv/contract';
+import { endpoints as e } from '@svcenv/contract/endpoints';
 import type { z } from 'zod';
 import { api } from '../api.js';
 
-type BackupCodes = z.infer<typeof backupCodesResponse>;
-
-export const updateMe = (body: z.input<typeof updateMeBody>) => api.patch<z.infer<typeof meResponse>>('/me', body);
+export const updateMe = (body: z.input<typeof updateMeBody>) => api.call(e.updateMe, { body });
 
 /** D9: ends every session of the account, this one included. */
-export const changePassword = (body: z.input<typeof changePasswordBody>) => api.post<void>('/me/password', body);
+export const changePassword = (body: z.input<typeof changePasswordBody>) => api.call(e.changePassword, { body });
 
-export const listMyWorkspaces = () => api.get<z.infer<typeof myWorkspacesResponse>>('/me/workspaces');
+export const listMyWorkspaces = () => api.call(e.listMyWorkspaces);
 
-export const setupMfa = () => api.post<z.infer<typeof mfaSetupResponse>>('/me/mfa/setup');
+export const setupMfa = () => api.call(e.setupMfa);
 
 /** D9: enabling ends every session too; the answer is the backup codes, shown once. */
-export const enableMfa = (code: string) => api.post<BackupCodes>('/me/mfa/enable', { code });
+export const enableMfa = (code: string) => api.call(e.enableMfa, { body: { code } });
 
-export const disableMfa = (code: string) => api.post<void>('/me/mfa/disable', { code });
+export const disableMfa = (code: string) => api.call(e.disableMfa, { body: { code } });
 
-export const regenerateBackupCodes = (code: string) => api.post<BackupCodes>('/me/mfa/backup-codes', { code });
+export const regenerateBackupCodes = (code: string) => api.call(e.regenerateBackupCodes, { body: { code } });

@@ -1,7 +1,8 @@
 /** The audit logs: the workspace's (Owners) or one project's, newest first, in cursor pages (D36, ADR 0015). */
 import type { AuditEntry, auditPage } from '@svcenv/contract';
+import { endpoints as e } from '@svcenv/contract/endpoints';
 import type { z } from 'zod';
-import { api, path } from '../api.js';
+import { api } from '../api.js';
 
 export type AuditPage = z.infer<typeof auditPage>;
 
@@ -13,9 +14,6 @@ export interface AuditFilters {
   to?: string | undefined;
 }
 
-const auditPath = (projectId: string | undefined) =>
-  projectId ? path`/projects/${projectId}/audit` : '/workspace/audit';
-
 /** A project's log when `projectId` is given, else the workspace's. `cursor` continues after a page. */
 export const listAudit = (
   projectId: string | undefined,
@@ -26,7 +24,9 @@ export const listAudit = (
   const query: Record<string, string> = { limit: String(limit) };
   if (cursor) query.cursor = cursor;
   for (const [k, v] of Object.entries(filters)) if (v) query[k] = v;
-  return api.get<AuditPage>(auditPath(projectId), query);
+  return projectId
+    ? api.call(e.projectAudit, { params: { id: projectId }, query })
+    : api.call(e.workspaceAudit, { query });
 };
 
 /** At most this many entries in one export (100 requests of 200); the caller says when it stopped there. */

@@ -1,21 +1,20 @@
 /** The environments of a project, and the comparison of two of them. */
-import type { diffResponse, Environment, Project, updateEnvBody } from '@svcenv/contract';
+import type { updateEnvBody } from '@svcenv/contract';
+import { endpoints as e } from '@svcenv/contract/endpoints';
 import type { z } from 'zod';
-import { api, path } from '../api.js';
+import { api } from '../api.js';
 
-const envPath = (projectId: string, env: string) => path`/projects/${projectId}/envs/${env}`;
-
-export const listEnvs = (projectId: string) => api.get<{ envs: Environment[] }>(path`/projects/${projectId}/envs`);
+export const listEnvs = (projectId: string) => api.call(e.listEnvs, { params: { id: projectId } });
 
 export const createEnv = (projectId: string, name: string) =>
-  api.post<Project>(path`/projects/${projectId}/envs`, { name });
+  api.call(e.createEnv, { params: { id: projectId }, body: { name } });
 
 /** Protection (Owners) and colour (D21). */
 export const updateEnv = (projectId: string, env: string, body: z.input<typeof updateEnvBody>) =>
-  api.patch<Environment>(envPath(projectId, env), body);
+  api.call(e.updateEnv, { params: { id: projectId, env }, body });
 
-export const deleteEnv = (projectId: string, env: string) => api.del(envPath(projectId, env));
+export const deleteEnv = (projectId: string, env: string) => api.call(e.deleteEnv, { params: { id: projectId, env } });
 
 /** The server's verdict on two environments, which compares real values, secrets included. */
 export const diffEnvs = (projectId: string, a: string, b: string) =>
-  api.get<z.infer<typeof diffResponse>>(path`/projects/${projectId}/diff`, { env: [a, b] });
+  api.call(e.diffEnvs, { params: { id: projectId }, query: { env: [a, b] } });

@@ -1,32 +1,21 @@
 /** Workspace webhooks and their deliveries (D34, D35); the signing secret is in the create answer only. */
-import type {
-  createWebhookBody,
-  createWebhookResponse,
-  listDeliveriesResponse,
-  listWebhooksResponse,
-  testWebhookResponse,
-  updateWebhookBody,
-  Webhook,
-} from '@svcenv/contract';
+import type { createWebhookBody, createWebhookResponse, updateWebhookBody } from '@svcenv/contract';
+import { endpoints as e } from '@svcenv/contract/endpoints';
 import type { z } from 'zod';
-import { api, path } from '../api.js';
+import { api } from '../api.js';
 
 export type CreatedWebhook = z.infer<typeof createWebhookResponse>;
 
-const hookPath = (id: string) => path`/workspace/webhooks/${id}`;
+export const listWebhooks = () => api.call(e.listWebhooks);
 
-export const listWebhooks = () => api.get<z.infer<typeof listWebhooksResponse>>('/workspace/webhooks');
-
-export const createWebhook = (body: z.input<typeof createWebhookBody>) =>
-  api.post<CreatedWebhook>('/workspace/webhooks', body);
+export const createWebhook = (body: z.input<typeof createWebhookBody>) => api.call(e.createWebhook, { body });
 
 export const updateWebhook = (id: string, body: z.input<typeof updateWebhookBody>) =>
-  api.patch<Webhook>(hookPath(id), body);
+  api.call(e.updateWebhook, { params: { id }, body });
 
-export const deleteWebhook = (id: string) => api.del(hookPath(id));
+export const deleteWebhook = (id: string) => api.call(e.deleteWebhook, { params: { id } });
 
 /** Queues a `ping` delivery. */
-export const testWebhook = (id: string) => api.post<z.infer<typeof testWebhookResponse>>(`${hookPath(id)}/test`);
+export const testWebhook = (id: string) => api.call(e.testWebhook, { params: { id } });
 
-export const listDeliveries = (id: string) =>
-  api.get<z.infer<typeof listDeliveriesResponse>>(`${hookPath(id)}/deliveries`);
+export const listDeliveries = (id: string) => api.call(e.listDeliveries, { params: { id } });

@@ -1,12 +1,13 @@
 /** The current workspace: its name, plan and usage, and the operator's connection. */
-import type { billing, connections, stats, updateWorkspaceBody, Workspace } from '@svcenv/contract';
+import type { updateWorkspaceBody } from '@svcenv/contract';
+import { endpoints as e } from '@svcenv/contract/endpoints';
 import type { z } from 'zod';
 import { api } from '../api.js';
 
-export const renameWorkspace = (body: z.input<typeof updateWorkspaceBody>) => api.patch<Workspace>('/workspace', body);
+export const renameWorkspace = (body: z.input<typeof updateWorkspaceBody>) => api.call(e.renameWorkspace, { body });
 
-export const getBilling = () => api.get<z.infer<typeof billing>>('/workspace/billing');
+export const getBilling = () => api.call(e.getBilling);
 
-export const getStats = () => api.get<z.infer<typeof stats>>('/workspace/stats');
+export const getStats = () => api.call(e.getStats);
 
-export const getConnections = () => api.get<z.infer<typeof connections>>('/workspace/connections');
+export const getConnections = () => api.call(e.getConnections);

@@ -1,0 +1,181 @@
+/**
+ * Every HTTP operation's method, path and credential, once, without zod: the dashboard's bundle and the CLI's
+ * cold path (ADR 0001-cli) import this module at run time. The operations (src/operations/) add the zod
+ * schemas to these entries, and the server registers its routes from them.
+ *
+ * A path is the URL as a client sends it: `/:name` is a path parameter (always a whole segment); a colon
+ * anywhere else is literal (`vars:bulkDelete`).
+ */
+
+/** The credential an operation accepts (the route's `config.auth`); `none` is public. */
+export type AuthMode = 'none' | 'jwt' | 'token' | 'any';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface Endpoint {
+  readonly name: string;
+  readonly method: Method;
+  readonly path: string;
+  readonly auth: AuthMode;
+}
+
+/** Where the API lives; the dashboard is served from every other path. */
+export const API_PREFIX = '/v1';
+
+const table = {
+  // health (D6, D52): outside /v1
+  healthz: { method: 'GET', path: '/healthz', auth: 'none' },
+  readyz: { method: 'GET', path: '/readyz', auth: 'none' },
+
+  // auth
+  signup: { method: 'POST', path: '/v1/auth/signup', auth: 'none' },
+  login: { method: 'POST', path: '/v1/auth/login', auth: 'none' },
+  verifyMfa: { method: 'POST', path: '/v1/auth/verify-mfa', auth: 'none' },
+  verifyEmail: { method: 'POST', path: '/v1/auth/verify-email', auth: 'none' },
+  resendVerification: { method: 'POST', path: '/v1/auth/resend-verification', auth: 'jwt' },
+  logout: { method: 'POST', path: '/v1/auth/logout', auth: 'none' },
+  forgotPassword: { method: 'POST', path: '/v1/auth/forgot-password', auth: 'none' },
+  resetPassword: { method: 'POST', path: '/v1/auth/reset-password', auth: 'none' },
+  inviteInfo: { method: 'GET', path: '/v1/auth/invite', auth: 'none' },
+  getSession: { method: 'GET', path: '/v1/auth/session', auth: 'jwt' },
+  switchWorkspace: { method: 'POST', path: '/v1/auth/switch-workspace', auth: 'jwt' },
+
+  // me (D12)
+  getMe: { method: 'GET', path: '/v1/me', auth: 'jwt' },
+  updateMe: { method: 'PATCH', path: '/v1/me', auth: 'jwt' },
+  changePassword: { method: 'POST', path: '/v1/me/password', auth: 'jwt' },
+  listMyWorkspaces: { method: 'GET', path: '/v1/me/workspaces', auth: 'jwt' },
+  setupMfa: { method: 'POST', path: '/v1/me/mfa/setup', auth: 'jwt' },
+  enableMfa: { method: 'POST', path: '/v1/me/mfa/enable', auth: 'jwt' },
+  disableMfa: { method: 'POST', path: '/v1/me/mfa/disable', auth: 'jwt' },
+  regenerateBackupCodes: { method: 'POST', path: '/v1/me/mfa/backup-codes', auth: 'jwt' },
+
+  // projects and environments
+  listProjects: { method: 'GET', path: '/v1/projects', auth: 'any' },
+  createProject: { method: 'POST', path: '/v1/projects', auth: 'any' },
+  getProject: { method: 'GET', path: '/v1/projects/:id', auth: 'any' },
+  updateProject: { method: 'PATCH', path: '/v1/projects/:id', auth: 'any' },
+  deleteProject: { method: 'DELETE', path: '/v1/projects/:id', auth: 'any' },
+  listEnvs: { method: 'GET', path: '/v1/projects/:id/envs', auth: 'any' },
+  createEnv: { method: 'POST', path: '/v1/projects/:id/envs', auth: 'any' },
+  updateEnv: { method: 'PATCH', path: '/v1/projects/:id/envs/:env', auth: 'any' },
+  deleteEnv: { method: 'DELETE', path: '/v1/projects/:id/envs/:env', auth: 'any' },
+  diffEnvs: { method: 'GET', path: '/v1/projects/:id/diff', auth: 'any' },
+  projectAudit: { method: 'GET', path: '/v1/projects/:id/audit', auth: 'any' },
+
+  // variables, revisions (D44-D46)
+  listVars: { method: 'GET', path: '/v1/projects/:id/envs/:env/vars', auth: 'any' },
+  bulkUpsert: { method: 'POST', path: '/v1/projects/:id/vars', auth: 'any' },
+  updateVar: { method: 'PUT', path: '/v1/projects/:id/envs/:env/vars/:key', auth: 'any' },
+  deleteVar: { method: 'DELETE', path: '/v1/projects/:id/envs/:env/vars/:key', auth: 'any' },
+  bulkDelete: { method: 'POST', path: '/v1/projects/:id/envs/:env/vars:bulkDelete', auth: 'any' },
+  varHistory: { method: 'GET', path: '/v1/projects/:id/envs/:env/vars/:key/history', auth: 'any' },
+  restoreVar: { method: 'POST', path: '/v1/projects/:id/envs/:env/vars/:key/restore', auth: 'any' },
+  listRevisions: { method: 'GET', path: '/v1/projects/:id/envs/:env/revisions', auth: 'any' },
+  rollback: { method: 'POST', path: '/v1/projects/:id/envs/:env/rollback', auth: 'any' },
+
+  // change requests (D47)
+  openChangeRequest: { method: 'POST', path: '/v1/projects/:id/envs/:env/change-requests', auth: 'any' },
+  listChangeRequests: { method: 'GET', path: '/v1/projects/:id/envs/:env/change-requests', auth: 'any' },
+  getChangeRequest: { method: 'GET', path: '/v1/projects/:id/envs/:env/change-requests/:requestId', auth: 'any' },
+  approveChangeRequest: {
+    method: 'POST',
+    path: '/v1/projects/:id/envs/:env/change-requests/:requestId/approve',
+    auth: 'any',
+  },
+  rejectChangeRequest: {
+    method: 'POST',
+    path: '/v1/projects/:id/envs/:env/change-requests/:requestId/reject',
+    auth: 'any',
+  },
+  withdrawChangeRequest: {
+    method: 'DELETE',
+    path: '/v1/projects/:id/envs/:env/change-requests/:requestId',
+    auth: 'any',
+  },
+
+  // pull (access tokens only, spec variables rule 8) and export (D28, D55)
+  pull: { method: 'GET', path: '/v1/projects/:id/envs/:env/pull', auth: 'token' },
+  exportVars: { method: 'GET', path: '/v1/projects/:id/envs/:env/export', auth: 'any' },
+
+  // tokens (D31); an access token's own description (D58)
+  describeOwnToken: { method: 'GET', path: '/v1/auth/token', auth: 'token' },
+  listTokens: { method: 'GET', path: '/v1/tokens', auth: 'jwt' },
+  createToken: { method: 'POST', path: '/v1/tokens', auth: 'jwt' },
+  rotateToken: { method: 'POST', path: '/v1/tokens/:id/rotate', auth: 'jwt' },
+  revokeToken: { method: 'DELETE', path: '/v1/tokens/:id', auth: 'jwt' },
+
+  // webhooks (D34, D35)
+  listWebhooks: { method: 'GET', path: '/v1/workspace/webhooks', auth: 'jwt' },
+  createWebhook: { method: 'POST', path: '/v1/workspace/webhooks', auth: 'jwt' },
+  updateWebhook: { method: 'PATCH', path: '/v1/workspace/webhooks/:id', auth: 'jwt' },
+  deleteWebhook: { method: 'DELETE', path: '/v1/workspace/webhooks/:id', auth: 'jwt' },
+  listDeliveries: { method: 'GET', path: '/v1/workspace/webhooks/:id/deliveries', auth: 'jwt' },
+  testWebhook: { method: 'POST', path: '/v1/workspace/webhooks/:id/test', auth: 'jwt' },
+
+  // workspace, team, invites
+  getWorkspace: { method: 'GET', path: '/v1/workspace', auth: 'jwt' },
+  renameWorkspace: { method: 'PATCH', path: '/v1/workspace', auth: 'jwt' },
+  getBilling: { method: 'GET', path: '/v1/workspace/billing', auth: 'jwt' },
+  getConnections: { method: 'GET', path: '/v1/workspace/connections', auth: 'jwt' },
+  getStats: { method: 'GET', path: '/v1/workspace/stats', auth: 'jwt' },
+  workspaceAudit: { method: 'GET', path: '/v1/workspace/audit', auth: 'jwt' },
+  listMembers: { method: 'GET', path: '/v1/workspace/members', auth: 'jwt' },
+  updateMember: { method: 'PATCH', path: '/v1/workspace/members/:userId', auth: 'jwt' },
+  removeMember: { method: 'DELETE', path: '/v1/workspace/members/:userId', auth: 'jwt' },
+  invite: { method: 'POST', path: '/v1/workspace/invites', auth: 'jwt' },
+  listInvites: { method: 'GET', path: '/v1/workspace/invites', auth: 'jwt' },
+  revokeInvite: { method: 'DELETE', path: '/v1/workspace/invites/:id', auth: 'jwt' },
+  acceptInvite: { method: 'POST', path: '/v1/auth/accept-invite', auth: 'jwt' },
+
+  // project members (D22)
+  listProjectMembers: { method: 'GET', path: '/v1/projects/:id/members', auth: 'any' },
+  setProjectRole: { method: 'PUT', path: '/v1/projects/:id/members/:userId', auth: 'any' },
+  removeProjectMember: { method: 'DELETE', path: '/v1/projects/:id/members/:userId', auth: 'any' },
+  setEnvPermission: { method: 'PUT', path: '/v1/projects/:id/members/:userId/envs/:env', auth: 'any' },
+  clearEnvPermission: { method: 'DELETE', path: '/v1/projects/:id/members/:userId/envs/:env', auth: 'any' },
+
+  // CLI releases (D39, D41): no credential, `upgrade` works before `login`
+  cliLatest: { method: 'GET', path: '/v1/cli/latest', auth: 'none' },
+  cliDownload: { method: 'GET', path: '/v1/cli/download/:os/:arch', auth: 'none' },
+
+  // the OpenAPI document itself (not listed in it)
+  openapi: { method: 'GET', path: '/v1/openapi.json', auth: 'none' },
+} as const satisfies Record<string, Omit<Endpoint, 'name'>>;
+
+export type EndpointName = keyof typeof table;
+/** Each entry carries its own name, so that a client can find the operation's types from the entry alone. */
+export type Endpoints = { readonly [N in EndpointName]: (typeof table)[N] & { readonly name: N } };
+
+export const endpoints = Object.fromEntries(
+  Object.entries(table).map(([name, entry]) => [name, { name, ...entry }]),
+) as unknown as Endpoints;
+
+/** `{id: string, env: string}` for `/v1/projects/:id/envs/:env`: the parameters a path template names. */
+export type PathParams<P extends string> = P extends `${string}/:${infer Rest}`
+  ? Rest extends `${infer Name}/${infer Tail}`
+    ? { [K in Name]: string } & PathParams<`/${Tail}`>
+    : { [K in Rest]: string }
+  : unknown;
+
+const PARAM = /\/:([A-Za-z]+)/g;
+
+/** No argument for a path without parameters, else the object of its parameters. */
+export type PathArgs<P extends string> = keyof PathParams<P> extends never ? [] : [params: PathParams<P>];
+
+/**
+ * The URL path of an endpoint with its parameters filled in, each an encoded path segment, so that a name or
+ * key never reaches into the URL's structure.
+ */
+export function pathOf<E extends Endpoint>(endpoint: E, ...[params]: PathArgs<E['path']>): string {
+  return expandPath(endpoint, params as object | undefined);
+}
+
+/** `pathOf` for a generic client, whose own signature typed the parameters; a missing one throws. */
+export function expandPath(endpoint: Endpoint, params: object = {}): string {
+  const values = params as Record<string, string | undefined>;
+  return endpoint.path.replace(PARAM, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`${endpoint.name}: no value for :${name}`);
+    return `/${encodeURIComponent(value)}`;
+  });
+}
