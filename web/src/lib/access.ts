@@ -24,7 +24,7 @@ export function readableEnvs<E extends { name: string }>(project: Project, envs:
 /**
  * What each permission allows, in the words every place that grants one uses (the project members grid, the
  * token dialog, docs/permissions.md): `read` pulls plaintext with a token (D23, spec "Access token scopes")
- * while the dashboard shows it masked, because revealing needs `write` (spec "Plaintext reads").
+ * while the dashboard shows it masked, because revealing needs `write` (spec "Authorization layers").
  */
 export const PERMISSION_HELP: Record<EnvPermission, string> = {
   none: 'cannot open the environment',
