@@ -23,8 +23,8 @@ type EnvResult = { env: string; created: string[]; updated: string[] } | { env: 
  * each environment gets before anything is sent; the server's own created/updated lists are shown after.
  *
  * Each key has its own type, chosen in the preview (a guess from its name to start with: API_TOKEN secret,
- * LOG_LEVEL plain). Nothing changes silently (issue 18): existing keys keep their type unless the user ticks
- * the box that changes them (and the preview names each key whose type would change); each environment is saved by its
+ * LOG_LEVEL plain). Nothing changes silently: existing keys keep their type unless the user ticks the box
+ * that changes them (and the preview names each key whose type would change); each environment is saved by its
  * own request, so every key keeps its type per environment and every summary line is exactly that
  * environment's answer, a key counted once, as created or as updated. The context variables are left out.
  */

@@ -57,7 +57,7 @@ export function VarDialogs({
       {env} is protected: services pulling it get this change on their next pull.
     </p>
   );
-  // After a delete, "Undo" restores each key from its history (issue 18); the listing then reloads.
+  // After a delete, "Undo" restores each key from its history; the listing then reloads.
   const undo = (keys: string[]) => ({
     label: 'Undo',
     run: async () => {
