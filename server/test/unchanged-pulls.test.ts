@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { auditPage } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/lib/clock.js';
 import {
   type Client,
   createProject,
@@ -21,12 +22,6 @@ import {
 
 const HOUR = 3_600_000;
 
-/** A clock the test moves by hand (the server reads the time only through it). */
-function manualClock() {
-  let t = Date.now();
-  return { now: () => new Date(t), advance: (ms: number) => (t += ms) };
-}
-
 async function pullEntries(c: Client, jwt: string, projectId: string) {
   const res = await c.request('GET', `/v1/projects/${projectId}/audit?limit=200&action=vars.pull`, {
     token: jwt,
@@ -37,7 +32,7 @@ async function pullEntries(c: Client, jwt: string, projectId: string) {
 }
 
 describe(`unchanged pulls audited once an hour (${dialectName})`, () => {
-  const clock = manualClock();
+  const clock = new ManualClock();
   let app: TestApp;
   let jwt: string;
   beforeAll(async () => {
@@ -150,7 +145,7 @@ describe(`unchanged pulls audited once an hour (${dialectName})`, () => {
 describe.skipIf(!TEST_DATABASE_URL)('unchanged pulls across two instances on one PostgreSQL (D66, D2)', () => {
   it('writes one entry per triple and hour however many instances answer', async () => {
     const pg = await freshPgSchema();
-    const clock = manualClock();
+    const clock = new ManualClock();
     const masterKey = randomBytes(32);
     const env = { DEFAULT_PLAN: 'enterprise' };
     const a = await startApp({ clock, databaseUrl: pg.url, masterKey, env });
