@@ -280,7 +280,9 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
 /** A compact line for an entry's detail (never values, D36): `key: value` pairs, arrays joined. */
 export function detailText(detail: unknown): string {
   if (typeof detail !== 'object' || detail === null) return String(detail);
-  const parts = Object.entries(detail as Record<string, unknown>).map(([k, v]) => {
+  // An empty list (`updated: []`) says nothing, and a bare "updated:" reads like a cut-off line.
+  const entries = Object.entries(detail as Record<string, unknown>).filter(([, v]) => !Array.isArray(v) || v.length);
+  const parts = entries.map(([k, v]) => {
     const shown = Array.isArray(v) ? v.join(', ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
     return `${k}: ${shown}`;
   });
