@@ -20,6 +20,8 @@ export const sessionUser = publicUser.extend({
   workspaceName: z.string(),
   wsRole: z.enum(['Owner', 'Member']),
   emailVerifiedAt: timestamp.nullable(),
+  /** D69: an administrator of this instance (read from the database, like the role). */
+  instanceAdmin: z.boolean(),
 });
 
 export const authResponse = z.object({ token: z.string(), user: publicUser });

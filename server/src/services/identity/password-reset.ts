@@ -82,7 +82,8 @@ async function performResetRequest(deps: Deps, email: string): Promise<void> {
         kind: EMAIL_JOB,
         payload: {
           to: user.email,
-          subject: 'svcenv password reset requested (no email server: use npm run admin -- reset-link)',
+          subject:
+            'svcenv password reset requested (no email server: an instance administrator makes a link on the Instance page)',
           text: 'A password reset was requested, but this server cannot send email.\n',
         },
       });
