@@ -18,6 +18,8 @@ const NAV = [
   { to: '/audit', label: 'Audit log', icon: 'audit' },
   { to: '/settings', label: 'Settings', icon: 'settings' },
 ] as const;
+/** D69: the instance's administrators only; the server refuses anyone else. */
+const ADMIN_NAV = { to: '/instance', label: 'Instance', icon: 'server' } as const;
 
 export function Shell({
   path,
@@ -63,7 +65,7 @@ export function Shell({
         </button>
       </header>
       <nav class="sidebar" aria-label="Main">
-        {NAV.map((n) => (
+        {[...NAV, ...(user.instanceAdmin ? [ADMIN_NAV] : [])].map((n) => (
           <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>
             <Icon name={n.icon} />
             {n.label}

@@ -83,7 +83,7 @@ async function performResetRequest(deps: Deps, email: string): Promise<void> {
         payload: {
           to: user.email,
           subject:
-            'svcenv password reset requested (no email server: an instance administrator makes a link on the Instance page)',
+            'svcenv password reset requested (no email server: an instance administrator makes a link on the Instance page, or with npm run admin -- reset-link)',
           text: 'A password reset was requested, but this server cannot send email.\n',
         },
       });
