@@ -57,7 +57,7 @@ export function UsersTable({ users }: { users: AdminUser[] }) {
           note="Shown only now. Send it to them yourself: it works once, for one hour, and voids any older link."
           onClose={() => setLink(null)}
         >
-          <p class="muted small">
+          <p class="muted small once-after">
             Opening it lets them choose a new password; every session of theirs ends. With two-factor on, they also need
             a code from their app or a backup code.
           </p>

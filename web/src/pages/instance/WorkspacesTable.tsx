@@ -35,7 +35,7 @@ export function WorkspacesTable({
           </td>
           <td data-label="Plan">
             <select
-              class="input input-sm"
+              class="input input-sm plan-select"
               aria-label={`Plan of ${w.name}`}
               value={w.plan}
               onChange={(e) => {
