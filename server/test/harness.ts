@@ -213,18 +213,18 @@ export async function apiOperations(c: Client) {
 export const [loginSession, loginChallenge] = loginResponse.options;
 
 /** A fresh PostgreSQL schema, reached through the connection's search_path. */
-export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPgSchema(base = TEST_DATABASE_URL): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const u = new URL(TEST_DATABASE_URL!);
+  const u = new URL(base!);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return {
     url: u.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      const c = new pg.Client({ connectionString: base });
       await c.connect();
       await c.query(`drop schema ${schema} cascade`);
       await c.end();
