@@ -142,7 +142,7 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await expect.poll(() => preview.textContent()).toContain('dev1 new, 1 existing');
     await expect.poll(() => preview.textContent()).toContain('staging2 new, 0 existing');
     await imp.getByRole('button', { name: 'Save 2 variables' }).click();
-    // One line per environment, each key counted once (issue 18): DB_HOST is updated in dev, created in staging.
+    // One line per environment, each key counted once: DB_HOST is updated in dev, created in staging.
     await imp.getByText('Saved into dev: 1 created, 1 updated.').waitFor();
     await imp.getByText('Saved into staging: 2 created, 0 updated.').waitFor();
     await imp.getByRole('button', { name: 'Done' }).click();

@@ -1,6 +1,5 @@
 /**
- * The variables screen never damages data silently and never leaves a person at a dead end (issue 18
- * items 5, 6, 7, 13): "Add" on an existing key asks (edit it or overwrite it), making a secret plain asks,
+ * The variables screen never damages data silently and never leaves a person at a dead end: "Add" on an existing key asks (edit it or overwrite it), making a secret plain asks,
  * import keeps existing types and leaves out the context keys, a delete can be undone and deleted keys are
  * listed with restore, references to missing keys and unresolvable values are marked, and 230 variables are
  * a paged, sortable, filterable list with a sticky header, a sticky selection bar and copy buttons.
@@ -15,7 +14,7 @@ import { chromiumAvailable, launch, openTab, screenshot, signIn } from './browse
 
 type Var = z.infer<typeof variable>;
 
-describe.skipIf(!chromiumAvailable())('the variables screen keeps data safe and people moving (issue 18)', () => {
+describe.skipIf(!chromiumAvailable())('the variables screen keeps data safe and people moving', () => {
   let server: ServerProcess;
   let browser: Browser;
   let owner: Awaited<ReturnType<typeof signupUser>>;

@@ -70,7 +70,7 @@ export interface WebhookDeps {
 }
 
 /**
- * Wires issue 5 into the job queue: the webhook delivery job, the expiry reminder scan (D37) and the
+ * Wires events into the job queue: the webhook delivery job, the expiry reminder scan (D37) and the
  * pruning of old delivery attempts. Returns what the webhook services need (Deps.webhooks).
  */
 export function registerEventJobs(opts: {

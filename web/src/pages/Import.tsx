@@ -22,7 +22,7 @@ type EnvResult = { env: string; created: string[]; updated: string[] } | { env: 
  * Paste or upload a .env file and bulk-save it into one or several environments. The preview shows what
  * each environment gets before anything is sent; the server's own created/updated lists are shown after.
  *
- * Nothing changes silently (issue 18): existing keys keep their type unless the user ticks the box that
+ * Nothing changes silently: existing keys keep their type unless the user ticks the box that
  * changes them (and the preview names each key whose type would change); each environment is saved by its
  * own request, so every key keeps its type per environment and every summary line is exactly that
  * environment's answer, a key counted once, as created or as updated. The context variables are left out.

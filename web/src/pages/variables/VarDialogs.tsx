@@ -49,7 +49,7 @@ export function VarDialogs({
   // Approval required and no direct write (D47): changes join the pending change request; no restore.
   const pending = usePending();
   if (!dialog) return null;
-  // After a delete, "Undo" restores each key from its history (issue 18); the listing then reloads.
+  // After a delete, "Undo" restores each key from its history; the listing then reloads.
   const undo = (keys: string[]) => ({
     label: 'Undo',
     run: async () => {
