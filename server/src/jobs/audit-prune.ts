@@ -8,18 +8,25 @@ import type { JobQueue } from './queue.js';
 /**
  * D64 retention: with AUDIT_RETENTION_DAYS set, every instance looks every minute; the one that claims the
  * `audit-prune` lease (task_leases, one conditional upsert, so two instances never prune in the same minute)
- * deletes the entries older than the cutoff, workspace by workspace, in batches of PRUNE_BATCH through
+ * deletes the entries older than the cutoff, workspace by workspace, in short batches through
  * DbHandle.pruneAuditBatch, and then writes one `audit.prune` entry `{deleted, cutoff}` in each workspace it
  * deleted from.
  *
- * Each batch is one short transaction (a few milliseconds: bench/audit.bench.ts), and the run pauses
+ * Each batch is one short transaction, sized as the run goes to take about BATCH_TARGET_MS: a batch's cost
+ * is mostly the index pages its rows touch, which depends on the cache and the disk, not only on the count
+ * (500 rows of a 2-million-entry log on a busy disk took ~270 ms, and on SQLite every pull's audit insert
+ * queued behind it in the writer's thread: bench/audit.bench.ts). The run pauses
  * PRUNE_PAUSE_MS between batches: on SQLite a write that found the lock taken retries on its busy-timeout
  * schedule (1, 2, 5, 10, 15, 20, 25 ms...), so a pause longer than those steps lets it in before the next
  * batch, instead of losing every race to a prune that never lets go. A run stops after RUN_BUDGET_MS of work
  * (the next minute's run goes on), so a backlog of millions never holds a shutdown for long.
  */
 export const AUDIT_PRUNE_EVERY_MS = 60_000;
-export const PRUNE_BATCH = 500;
+/** The first batch's size; then sized so that a batch takes about BATCH_TARGET_MS, within these bounds. */
+export const PRUNE_BATCH = 100;
+const MIN_BATCH = 10;
+const MAX_BATCH = 2_000;
+const BATCH_TARGET_MS = 10;
 export const PRUNE_PAUSE_MS = 30;
 const RUN_BUDGET_MS = 15_000;
 /** Shorter than the period, so that the next minute's run (on whichever instance) can claim it again. */
@@ -57,12 +64,17 @@ export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: s
     .execute();
   const started = performance.now();
   const done: { workspaceId: string; deleted: number }[] = [];
+  let batch = PRUNE_BATCH;
   for (const { id } of workspaces) {
     let deleted = 0;
     for (;;) {
-      const n = await deps.handle.pruneAuditBatch(id, cutoff, PRUNE_BATCH);
+      const t = performance.now();
+      const n = await deps.handle.pruneAuditBatch(id, cutoff, batch);
+      const took = performance.now() - t;
       deleted += n;
-      if (n < PRUNE_BATCH || performance.now() - started > RUN_BUDGET_MS) break;
+      const full = n === batch;
+      batch = Math.round(Math.min(MAX_BATCH, Math.max(MIN_BATCH, (batch * BATCH_TARGET_MS) / Math.max(took, 1))));
+      if (!full || performance.now() - started > RUN_BUDGET_MS) break;
       await sleep(deps.pauseMs ?? PRUNE_PAUSE_MS);
     }
     if (deleted > 0) {
