@@ -9,7 +9,8 @@ import { checkApiUrl } from './config.js';
 import { CliError } from './errors.js';
 
 /* biome-ignore-start lint/suspicious/noTemplateCurlyInString: literal reference syntax */
-const HINTS: Record<string, string> = {
+/** The hint printed under an API error of each code. */
+export const HINTS: Record<string, string> = {
   UNAUTHORIZED:
     'check the access token (`svcenv login --token ...` or SVCENV_TOKEN); pull accepts access tokens, not dashboard sessions',
   FORBIDDEN: 'the token lacks access to this project or environment (push needs a write-scope token)',

@@ -160,7 +160,7 @@ describe('pull', () => {
     chmodSync(join(cwd, '.env'), 0o644);
     const r = await runCli(['pull'], { env: { ...env, HOME: join(cwd, 'no-home') }, cwd });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('wrote 7 variables to .env');
+    expect(r.stdout).toContain('wrote 4 variables (+3 context variables) to .env');
     expect(statSync(join(cwd, '.env')).mode & 0o777).toBe(0o600);
     const text = readFileSync(join(cwd, '.env'), 'utf8');
     expect(text).toContain(`DB_PASSWORD=${SECRET}\n`);

@@ -6,6 +6,7 @@ import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } 
 import { CliError, looksLikeToken, usageError } from '../errors.js';
 import { appendGithubEnv, writeSecretFile } from '../files.js';
 import { FORMAT_READERS, openCache, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
+import { contextKeys } from '../snapshot.js';
 import { noteTo, watchChanges } from '../watch.js';
 
 export const offlineFlags = {
@@ -97,9 +98,10 @@ export const pullCommand: Command = {
     const file = (args.flags.file as string | undefined) || ctx.env.SVCENV_OUTPUT || '.env';
     const out = path().resolve(ctx.cwd, file);
     writeSecretFile(out, text);
-    const wrote = (body: string, count?: number) => `wrote ${describe(format, body, count)} to ${file} (mode 0600)`;
+    const wrote = (body: string, context: string | undefined, count?: number) =>
+      `wrote ${describe(format, body, context, count)} to ${file} (mode 0600)`;
     if (!watch) {
-      notes.unshift(wrote(text, parsed?.size));
+      notes.unshift(wrote(text, answer.context, parsed?.size));
       return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning };
     }
 
@@ -108,7 +110,7 @@ export const pullCommand: Command = {
     const say = noteTo(ctx.stdout, ctx.stdoutFd);
     if (warning) note(warning.trimEnd());
     for (const n of notes) note(n);
-    say(wrote(text, parsed?.size));
+    say(wrote(text, answer.context, parsed?.size));
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.on('SIGINT', onSignal);
@@ -124,7 +126,7 @@ export const pullCommand: Command = {
         whileAway: `${file} stays as it is`,
         onChange: async (changed) => {
           writeSecretFile(out, changed.text);
-          say(wrote(changed.text));
+          say(wrote(changed.text, changed.context));
         },
       });
     } finally {
@@ -141,17 +143,21 @@ function isPullFormat(format: string): format is PullFormat {
 
 /**
  * What was written, for the summary line; counted where the format can be read back without doubt.
- * `count` is the number of variables in `text` when it was already read (dotenv, json).
+ * `count` is the number of variables in `text` when it was already read (dotenv, json); the server's
+ * context variables among them (`context`, its X-Svcenv-Context header) are counted apart.
  */
-function describe(format: PullFormat, text: string, count?: number): string {
+function describe(format: PullFormat, text: string, context: string | undefined, count?: number): string {
+  const added = contextKeys(context).size;
+  const counted = (n: number, as = '') =>
+    `${n - added} variable${n - added === 1 ? '' : 's'}${as}${added ? ` (+${added} context variable${added === 1 ? '' : 's'})` : ''}`;
   switch (format) {
     case 'dotenv':
-      return `${count ?? parseDotenv(text).size} variables`;
+      return counted(count ?? parseDotenv(text).size);
     case 'json':
-      return `${count ?? Object.keys(JSON.parse(text) as object).length} variables as JSON`;
+      return counted(count ?? Object.keys(JSON.parse(text) as object).length, ' as JSON');
     case 'docker':
       // One line per variable: the server refuses a value with a line break in this format (D55).
-      return `${text.split('\n').length - 1} variables as a docker env-file`;
+      return counted(text.split('\n').length - 1, ' as a docker env-file');
     case 'shell':
       return 'shell exports';
     case 'k8s':
