@@ -4,7 +4,7 @@ import { path } from '../builtins.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, usageError } from '../errors.js';
-import { appendGithubEnv, writeSecretFile } from '../files.js';
+import { appendGithubEnv, gitIgnoreWarning, writeSecretFile } from '../files.js';
 import { FORMAT_READERS, openCache, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
 import { contextKeys } from '../snapshot.js';
 import { noteTo, watchChanges } from '../watch.js';
@@ -98,17 +98,19 @@ export const pullCommand: Command = {
     const file = (args.flags.file as string | undefined) || ctx.env.SVCENV_OUTPUT || '.env';
     const out = path().resolve(ctx.cwd, file);
     writeSecretFile(out, text);
+    const unignored = gitIgnoreWarning(out, ctx.cwd) ?? '';
     const wrote = (body: string, context: string | undefined, count?: number) =>
       `wrote ${describe(format, body, context, count)} to ${file} (mode 0600)`;
     if (!watch) {
       notes.unshift(wrote(text, answer.context, parsed?.size));
-      return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning };
+      return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning + unignored };
     }
 
     // D43: rewrite the file on each change until SIGINT or SIGTERM, then exit 0.
     const note = noteTo(ctx.stderr, ctx.stderrFd);
     const say = noteTo(ctx.stdout, ctx.stdoutFd);
     if (warning) note(warning.trimEnd());
+    if (unignored) note(unignored.trimEnd());
     for (const n of notes) note(n);
     say(wrote(text, answer.context, parsed?.size));
     const stop = new AbortController();
