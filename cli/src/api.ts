@@ -22,7 +22,7 @@ export const HINTS: Record<string, string> = {
     'that value cannot be written in this format (docker env-files hold no line breaks); use --format shell, json or dotenv, or change the value',
   RATE_LIMIT: 'wait a minute and try again',
   PRECONDITION_FAILED:
-    'the environment changed on the server since it was compared (D46); run `svcenv diff` to see what changed, then push again',
+    'the environment changed on the server since it was compared; run `svcenv diff` to see what changed, then push again',
 };
 /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: literal reference syntax */
 

@@ -167,7 +167,9 @@ describe('pull', () => {
       'warning: .env is in a git work tree that does not ignore it (`git status` lists it, `git add .` would commit its values)\n' +
         'hint: ignore it: echo .env >> .gitignore\n',
     );
-    expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd, encoding: 'utf8' })).toContain('?? app/.env\n');
+    expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd, encoding: 'utf8' })).toContain(
+      '?? app/.env\n',
+    );
     // Another file elsewhere in the tree: the hint names the .gitignore beside it.
     mkdirSync(join(cwd, 'conf'));
     const nested = await pull(['--file', 'conf/app.env']);
@@ -177,7 +179,9 @@ describe('pull', () => {
     execFileSync('sh', ['-c', 'echo .env >> .gitignore'], { cwd });
     const ignored = await pull();
     expect([ignored.code, ignored.stderr]).toEqual([0, '']);
-    expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd, encoding: 'utf8' })).not.toContain('app/.env\n');
+    expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd, encoding: 'utf8' })).not.toContain(
+      'app/.env\n',
+    );
     // --stdout writes no file; outside a work tree and without git there is nothing to say.
     expect((await pull(['--stdout', '--file', 'other.env'])).stderr).toBe('');
     const outside = await runCli(['pull'], { env: { ...env, ...home() }, cwd: tempDir() });

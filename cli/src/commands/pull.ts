@@ -10,7 +10,7 @@ import { contextKeys } from '../snapshot.js';
 import { noteTo, watchChanges } from '../watch.js';
 
 export const offlineFlags = {
-  offline: { type: 'boolean', description: 'no request: use the cached copy within --max-stale, or fail (D42)' },
+  offline: { type: 'boolean', description: 'no request: use the cached copy within --max-stale, or fail' },
   'max-stale': {
     type: 'string',
     description:
@@ -38,7 +38,7 @@ export const pullCommand: Command = {
     },
     'no-metadata': { type: 'boolean', description: 'leave out SVCENV_PROJECT, SVCENV_ENV and SVCENV_PROJECT_NAME' },
     ...offlineFlags,
-    watch: { type: 'boolean', description: 'rewrite the file on every change until interrupted (D43)' },
+    watch: { type: 'boolean', description: 'rewrite the file on every change until interrupted' },
   },
   details:
     'With SVCENV_TOKEN, SVCENV_PROJECT and SVCENV_ENV set, no config file is needed. In GitHub Actions\n' +
