@@ -409,7 +409,9 @@ describe('arguments in the wrong place are named, never repeated (issue 14 item 
       expect(viaEnv.code).toBe(1);
       expect(viaEnv.stderr).toContain('but an access token');
       expect(viaEnv.stderr).not.toContain(token);
-      expect(p.seen).toEqual([]);
+      // Nothing was pulled; an upper-case value was looked for among the project's environments (the
+      // listing), which sends nothing of it.
+      expect(p.seen.map((s) => s.url)).toEqual(['/v1/projects']);
     } finally {
       p.close();
     }
