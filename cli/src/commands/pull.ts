@@ -27,7 +27,7 @@ export const OFFLINE_DETAILS =
 export const pullCommand: Command = {
   name: 'pull',
   summary: "Fetch an environment's variables into a file (mode 0600) or stdout",
-  usage: `svcenv pull [--project <id>] [--env <name>] [--file <path>] [--stdout] [--format ${PULL_FORMATS.join('|')}] [--no-metadata] [--watch] [--offline] [--max-stale <duration>]`,
+  usage: `svcenv pull [--project <id|slug>] [--env <name>] [--file <path>] [--stdout] [--format ${PULL_FORMATS.join('|')}] [--no-metadata] [--watch] [--offline] [--max-stale <duration>]`,
   flags: {
     ...targetFlags,
     file: { type: 'string', aliases: ['output'], description: 'file to write (default: $SVCENV_OUTPUT, then .env)' },

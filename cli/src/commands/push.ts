@@ -8,7 +8,7 @@ import { allowUnresolvedFlag, explainUnresolved, validateQuery } from '../unreso
 export const pushCommand: Command = {
   name: 'push',
   summary: 'Upsert the variables of a local dotenv file (keys absent from the file are left alone)',
-  usage: 'svcenv push [--project <id>] [--env <name>] [--file <path>] [--dry-run] [--allow-unresolved]',
+  usage: 'svcenv push [--project <id|slug>] [--env <name>] [--file <path>] [--dry-run] [--allow-unresolved]',
   flags: {
     ...targetFlags,
     file: { type: 'string', description: 'dotenv file to read (default: .env)' },

@@ -17,7 +17,7 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'Run a command with variables as environment variables, scrubbing them from its output',
   usage:
-    'svcenv run [--project <id>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
+    'svcenv run [--project <id|slug>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
   flags: {
     ...targetFlags,
     only: { type: 'string', description: 'expose only these keys (comma-separated)' },
