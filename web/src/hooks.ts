@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { authOptions } from './api/auth.js';
 
 /** Loading / error / data for one request, with reload. `deps` re-run it. */
 export function useAsync<T>(
@@ -35,6 +36,17 @@ export function useAsync<T>(
   };
 }
 
+/**
+ * Thrown when the person declined a confirmation the action asked for: nothing happened, so there is no
+ * error to show (useSubmit and useAction let it pass silently) and the form keeps what was typed.
+ */
+export class Cancelled extends Error {
+  constructor() {
+    super('Cancelled');
+    this.name = 'Cancelled';
+  }
+}
+
 export interface Submit {
   /** True while an action runs: its button shows a spinner and cannot be pressed again. */
   busy: boolean;
@@ -67,9 +79,27 @@ export function useSubmit(): Submit {
     try {
       await action();
     } catch (err) {
-      if (mounted.current) setError(err);
+      if (mounted.current && !(err instanceof Cancelled)) setError(err);
     }
     if (mounted.current) setBusy(false);
   };
   return { busy, error, setError, submit };
+}
+
+/**
+ * Whether the server sends email (ADR 0020): undefined until known, and when it cannot be asked (a server
+ * without the operation), so that pages keep their usual words rather than guess.
+ */
+export function useEmailDelivery(): boolean | undefined {
+  const [delivery, setDelivery] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    authOptions()
+      .then((o) => live && setDelivery(o.emailDelivery))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, []);
+  return delivery;
 }

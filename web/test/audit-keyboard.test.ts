@@ -1,5 +1,5 @@
 /**
- * Issue 18 items 12 and 14 in chromium against the real server: the audit log names actors and actions in
+ * in chromium against the real server: the audit log names actors and actions in
  * words, filters on the server (action, actor, dates) and exports the filtered log (ADR 0015); a variable's
  * history names who made each version and masks secrets until revealed (audited); the environment tabs move
  * with the arrow keys (one tab stop), focus stays inside a dialog and returns to its opener after Escape or
@@ -19,7 +19,7 @@ import {
 } from '../../server/test/harness.js';
 import { chromiumAvailable, launch, openTab, screenshot, signIn } from './browser.js';
 
-describe.skipIf(!chromiumAvailable())('audit log, history, keyboard and small screens (issue 18 items 12, 14)', () => {
+describe.skipIf(!chromiumAvailable())('audit log, history, keyboard and small screens', () => {
   let server: ServerProcess;
   let browser: Browser;
   let owner: Awaited<ReturnType<typeof signupUser>>;
@@ -144,7 +144,9 @@ describe.skipIf(!chromiumAvailable())('audit log, history, keyboard and small sc
     await page.getByRole('button', { name: 'Export CSV' }).click();
     const csv = readFileSync((await (await csvDownload).path())!, 'utf8');
     const lines = csv.trim().split('\r\n');
-    expect(lines[0]).toBe('time,action,action_words,actor_type,actor_id,actor_name,environment,key,detail');
+    expect(lines[0]).toBe(
+      'time,action,action_words,actor_type,actor_id,actor_name,project_id,project,project_slug,environment,key,detail',
+    );
     expect(lines.length).toBe(4);
     expect(
       lines.slice(1).every((l) => l.includes(',vars.bulk_upsert,Saved variables,user,') && l.includes(',Dana,')),

@@ -29,6 +29,7 @@ export interface Database {
   password_resets: PasswordResetsTable;
   invites: InvitesTable;
   cache_epoch: CacheEpochTable;
+  unchanged_pull_audits: UnchangedPullAuditsTable;
 }
 
 /** One row (id 1): a counter that SQLite triggers bump on every change to the tables db/epoch-cache.ts caches. */
@@ -252,6 +253,8 @@ export interface WebhooksTable {
   /** JSON array of event kinds. */
   events: string;
   active: number;
+  /** The one project whose events it hears; null: every project of the workspace. */
+  project_id: string | null;
   /** The `whsec_` signing secret, sealed with a key derived from the master key. */
   secret_sealed: string;
   /** HTTP status of the last attempt, 0 when no response came (D35); null before the first. */
@@ -321,4 +324,13 @@ export interface PasswordResetsTable {
   attempts: Generated<number>;
   expires_at: string;
   created_at: string;
+}
+
+/** D66: when an unchanged pull (304) of a credential, environment and revision was last audited. */
+export interface UnchangedPullAuditsTable {
+  /** The access token's id (pull takes access tokens only). */
+  credential_id: string;
+  environment_id: string;
+  revision: number;
+  audited_at: string;
 }
