@@ -9,7 +9,8 @@ import { checkApiUrl } from './config.js';
 import { CliError } from './errors.js';
 
 /* biome-ignore-start lint/suspicious/noTemplateCurlyInString: literal reference syntax */
-const HINTS: Record<string, string> = {
+/** The hint printed under an API error of each code. */
+export const HINTS: Record<string, string> = {
   UNAUTHORIZED:
     'check the access token (`svcenv login --token ...` or SVCENV_TOKEN); pull accepts access tokens, not dashboard sessions',
   FORBIDDEN: 'the token lacks access to this project or environment (push needs a write-scope token)',
@@ -21,7 +22,7 @@ const HINTS: Record<string, string> = {
     'that value cannot be written in this format (docker env-files hold no line breaks); use --format shell, json or dotenv, or change the value',
   RATE_LIMIT: 'wait a minute and try again',
   PRECONDITION_FAILED:
-    'the environment changed on the server since it was compared (D46); run `svcenv diff` to see what changed, then push again',
+    'the environment changed on the server since it was compared; run `svcenv diff` to see what changed, then push again',
 };
 /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: literal reference syntax */
 

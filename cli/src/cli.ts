@@ -1,7 +1,7 @@
 /**
  * Dispatch: argv → command → result. Kept apart from main.ts so that tests can call it in-process.
  */
-import { Api } from './api.js';
+import { Api, ApiError } from './api.js';
 import { type Parsed, parseArgs, renderFlagHelp } from './args.js';
 import type { Command, CommandResult, Context } from './command.js';
 import { makeCompletionCommand } from './commands/completion.js';
@@ -17,7 +17,7 @@ import { upgradeCommand } from './commands/upgrade.js';
 import { varsCommand } from './commands/vars.js';
 import { versionCommand } from './commands/version.js';
 import { whoamiCommand } from './commands/whoami.js';
-import { MissingTargetError } from './config.js';
+import { EnvNameError, MissingTargetError, resolveSettings, type Settings } from './config.js';
 import { CliError, closest, shown, usageError } from './errors.js';
 
 /** Every command, in the order of the help; `--help` and the completion scripts (D51) both read it. */
@@ -101,8 +101,53 @@ export async function dispatch(argv: readonly string[], ctx: Context): Promise<C
     return await command.run(parsed, ctx);
   } catch (err) {
     if (err instanceof MissingTargetError) throw await withChoices(err);
+    if (err instanceof EnvNameError) throw await withLowered(err);
+    if (err instanceof ApiError && err.status === 404 && command.flags.env) throw await withEnvGuess(err, parsed, ctx);
     throw err;
   }
+}
+
+/** The project's environments as the token sees them; undefined when they cannot be asked for. */
+async function projectEnvs(settings: Settings): Promise<string[] | undefined> {
+  const { apiUrl, token, project } = settings;
+  if (!token || !project) return undefined;
+  try {
+    const { operations: ops } = await import('./schemas.js');
+    const { projects } = await new Api(apiUrl, token).json(ops.listProjects);
+    return projects.find((p) => p.id === project || p.slug === project)?.envs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `-e PROD`: suggests `prod` when the project has that environment (the value is otherwise not repeated). */
+async function withLowered(err: EnvNameError): Promise<CliError> {
+  if (!err.lowered || !err.settings || err.hint?.startsWith('did you mean')) return err;
+  const envs = await projectEnvs(err.settings);
+  return envs?.includes(err.lowered) ? new CliError(err.code, err.message, `did you mean --env ${err.lowered}?`) : err;
+}
+
+/**
+ * D58's "did you mean" for an environment the project lacks (`-e prdo`): the server's 404 stands, with the
+ * project's environments and the closest one. A 404 for another reason (no such project) stays as it is.
+ */
+async function withEnvGuess(err: ApiError, parsed: Parsed, ctx: Context): Promise<CliError> {
+  let settings: Settings;
+  try {
+    settings = resolveSettings({ project: parsed.flags.project, env: parsed.flags.env }, ctx.env);
+  } catch {
+    return err;
+  }
+  const env = settings.env;
+  if (!env) return err;
+  const envs = await projectEnvs(settings);
+  if (!envs || envs.includes(env)) return err;
+  const guess = closest(env, envs);
+  return new CliError(
+    err.code,
+    `the project has no environment ${shown(env)}: choose one with --env: ${envs.join(', ')}`,
+    guess ? `did you mean --env ${guess}?` : err.hint,
+  );
 }
 
 /**

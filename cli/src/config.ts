@@ -235,8 +235,27 @@ export function requireTarget(s: Settings): { project: string; env: string } {
     );
   }
   if (!s.env) throw new MissingTargetError('env', s);
-  checkEnvName(s.env);
+  checkEnvName(s.env, s);
   return { project: s.project, env: s.env };
+}
+
+/** The environments a project has unless it chose others (D20): safe to name, they are nobody's secret. */
+const DEFAULT_ENVS = ['dev', 'staging', 'prod'];
+
+/**
+ * An environment that is not an environment name. `lowered` is its lower-case form when that one would be
+ * a name (`PROD`): cli.ts then looks it up among the project's environments and suggests it only if it is
+ * one, as it is never repeated otherwise.
+ */
+export class EnvNameError extends CliError {
+  constructor(
+    message: string,
+    hint: string,
+    readonly lowered: string | undefined,
+    readonly settings: Settings | undefined,
+  ) {
+    super('CONFIG', message, hint);
+  }
 }
 
 /**
@@ -244,14 +263,25 @@ export function requireTarget(s: Settings): { project: string; env: string } {
  * into --env would otherwise travel in the URL into the server's log (or into `.svcenv.json`), and it is
  * not repeated here either.
  */
-export function checkEnvName(env: string): void {
-  if (!ENV_NAME.test(env)) {
-    throw new CliError(
-      'CONFIG',
-      `the environment (--env, SVCENV_ENV, .svcenv.json or the config file) is not an environment name${looksLikeToken(env) ? ' but an access token' : ''}; it is not repeated`,
-      'environment names are 1 to 64 characters of a-z, 0-9, "-" and "_", such as dev, staging or prod',
+export function checkEnvName(env: string, settings?: Settings): void {
+  if (ENV_NAME.test(env)) return;
+  const what = 'the environment (--env, SVCENV_ENV, .svcenv.json or the config file) is not an environment name';
+  const rule = 'environment names are 1 to 64 characters of a-z, 0-9, "-" and "_", such as dev, staging or prod';
+  const lowered = env.toLowerCase();
+  if (!looksLikeToken(env) && ENV_NAME.test(lowered)) {
+    throw new EnvNameError(
+      `${what}: environment names are lower-case; it is not repeated`,
+      DEFAULT_ENVS.includes(lowered) ? `did you mean --env ${lowered}?` : rule,
+      lowered,
+      settings,
     );
   }
+  throw new EnvNameError(
+    `${what}${looksLikeToken(env) ? ' but an access token' : ''}; it is not repeated`,
+    rule,
+    undefined,
+    settings,
+  );
 }
 
 /** D20: an environment name is 1 to 64 characters of lower-case letters, digits, `-` and `_`. */

@@ -48,3 +48,29 @@ export function appendGithubEnv(file: string, vars: ReadonlyMap<string, string>)
   }
   fs().appendFileSync(file, out);
 }
+
+/**
+ * A warning when `file` lies in a git work tree that does not ignore it: `git status` would list the
+ * secrets file and `git add .` would commit it. Nothing when git ignores it, when it is outside a work tree,
+ * or when git is not installed (`git check-ignore`: 0 ignored, 1 not ignored, 128 no repository).
+ */
+export function gitIgnoreWarning(file: string, cwd: string): string | undefined {
+  const { basename, dirname, relative } = path();
+  const dir = dirname(file);
+  let status: number | null;
+  try {
+    const { spawnSync } = process.getBuiltinModule('node:child_process');
+    ({ status } = spawnSync('git', ['check-ignore', '-q', '--', basename(file)], { cwd: dir, stdio: 'ignore' }));
+  } catch {
+    return undefined;
+  }
+  if (status !== 1) return undefined;
+  const shell = (s: string) => (/^[\w./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
+  const where = relative(cwd, dir);
+  const gitignore = where ? `${where}/.gitignore` : '.gitignore';
+  const shown = relative(cwd, file);
+  return (
+    `warning: ${shown} is in a git work tree that does not ignore it (\`git status\` lists it, \`git add .\` would commit its values)\n` +
+    `hint: ignore it: echo ${shell(basename(file))} >> ${shell(gitignore)}\n`
+  );
+}

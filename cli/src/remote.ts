@@ -5,9 +5,18 @@ import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { endpoints } from '@svcenv/contract/endpoints';
 import { type Api, ApiError, NetworkError } from './api.js';
 import { fs } from './builtins.js';
-import { type CacheEntry, formatAge, PullCache } from './cache.js';
+import { EnvCache, formatAge } from './cache.js';
 import type { OfflineSettings } from './config.js';
 import { CliError } from './errors.js';
+import {
+  contextHeader,
+  contextKeys,
+  projectIdOf,
+  renderingOf,
+  renderSnapshot,
+  type Snapshot,
+  snapshotOf,
+} from './snapshot.js';
 
 /** D28a: the synthetic context variables pull appends unless metadata=false. */
 export const CONTEXT_KEYS: ReadonlySet<string> = new Set(CONTEXT_KEY_LIST);
@@ -68,12 +77,7 @@ export function readPulled(answer: Pick<PullAnswer, 'text' | 'context'>): {
   vars: Map<string, string>;
   context: Set<string>;
 } {
-  const context = new Set(
-    (answer.context ?? '')
-      .split(',')
-      .map((k) => k.trim())
-      .filter((k) => CONTEXT_KEYS.has(k)),
-  );
+  const context = contextKeys(answer.context);
   try {
     return { vars: parseDotenv(answer.text), context };
   } catch (err) {
@@ -91,67 +95,83 @@ export interface PullAnswer {
   fallback?: string;
 }
 
-/** Which rendering of the pull a cache entry holds. */
-const variantOf = (o: PullOptions) =>
-  `${o.format}${o.metadata ? '' : ';no-metadata'}${o.keys ? `;keys=${[...o.keys].sort().join(',')}` : ''}`;
+/** Which selection of the environment a snapshot holds: all of it, or a D67 subset. */
+const selectionOf = (o: PullOptions) => (o.keys ? `keys=${[...o.keys].sort().join(',')}` : 'all');
 
 /**
- * The cache file of one (API URL, project, environment, credential), its keys derived once for every pull
- * of that environment in this process (each format, each long-poll of a watch).
+ * The cache of one (API URL, project, environment, credential), its keys derived once for every pull of
+ * that environment in this process (each format, each long-poll of a watch).
  */
 export function openCache(
   api: Api,
   o: Pick<PullOptions, 'project' | 'env'>,
   off: OfflineSettings,
   token: string,
-): Promise<PullCache> {
-  return PullCache.open(off.cacheDir, api.baseUrl, o.project, o.env, token);
+): Promise<EnvCache> {
+  return EnvCache.open(off.cacheDir, api.baseUrl, o.project, o.env, token);
+}
+
+/** The body of `o` rendered from a snapshot, as the server renders it; undefined when it lacks what that needs. */
+function fromSnapshot(s: Snapshot, o: PullOptions): Pick<PullAnswer, 'text' | 'context'> | undefined {
+  const text = renderSnapshot(s, o);
+  return text === undefined ? undefined : { text, context: contextHeader(s, o) };
 }
 
 /**
- * D42: a pull through the encrypted cache. The cached ETag goes out as If-None-Match and a 304 answers
- * with the cached body; every 200 or 304 is kept, by the `keep` the answer carries (callers run it). When the server cannot be reached or answers 5xx or
- * 429, the cached body is used if the server confirmed it less than --max-stale ago, with a warning that
- * names the cause and the age; otherwise the error stands. A 401, 403 or 404 deletes the entry.
- * `--offline` makes no request. `cache` is openCache's for the same project and environment.
+ * D42: a pull through the encrypted cache. The cached ETag of this rendering goes out as If-None-Match and
+ * a 304 answers with the cached variables rendered; every 200 or 304 is kept, by the `keep` the answer
+ * carries (callers run it). When the server cannot be reached or answers 5xx or 429, the cached variables
+ * are used, rendered in the format asked for, if the server confirmed them less than --max-stale ago,
+ * with a warning that names the cause and the age; otherwise the error stands. A 401, 403 or 404 deletes
+ * the entry. `--offline` makes no request. `cache` is openCache's for the same project and environment.
  */
 export async function pullCached(
   api: Api,
   o: PullOptions,
   off: OfflineSettings,
-  cache: PullCache | Promise<PullCache>,
+  cache: EnvCache | Promise<EnvCache>,
 ): Promise<PullAnswer & { keep?: () => Promise<void> }> {
   // The keys are derived (openCache, called just before) while node:fs loads (each ~1-2 ms of a cold
   // start under Bun).
   fs();
   const opened = await cache;
-  const entries = await opened.read();
-  const variant = variantOf(o);
-  // A subset not cached yet falls back on the whole environment's copy, which holds it (the caller selects).
-  const cached = entries[variant] ?? (o.keys ? entries[variantOf({ ...o, keys: undefined })] : undefined);
+  await opened.load();
+  const selection = selectionOf(o);
+  const snapshot = opened.get(selection);
   const now = Date.now();
-  const fresh = cached && now - cached.confirmedAt < off.maxStaleMs ? cached : undefined;
-  const fromCache = (entry: CacheEntry, why: string): PullAnswer => ({
-    text: entry.body,
-    etag: entry.etag,
-    context: entry.context,
-    fallback: `using the cached copy the server confirmed ${formatAge(now - entry.confirmedAt)} ago: ${why}`,
+  // What stands in for the server: this selection, or for a subset not cached yet the whole environment,
+  // which holds it (the caller selects).
+  const standIn = () => {
+    for (const s of [snapshot, o.keys ? opened.get('all') : undefined]) {
+      const body = s && fromSnapshot(s, o);
+      if (s && body) return { s, body };
+    }
+    return undefined;
+  };
+  // Rendered only when it stands in: a format the variables cannot take is then the server's 422 (D55).
+  const fresh = (c: ReturnType<typeof standIn>) => (c && now - c.s.confirmedAt < off.maxStaleMs ? c : undefined);
+  const fromCache = (c: NonNullable<ReturnType<typeof standIn>>, why: string): PullAnswer => ({
+    ...c.body,
+    etag: c.s.etags[renderingOf(o)],
+    fallback: `using the cached copy the server confirmed ${formatAge(now - c.s.confirmedAt)} ago: ${why}`,
   });
   if (off.offline) {
-    if (fresh) return fromCache(fresh, '--offline');
+    const cached = standIn();
+    const usable = fresh(cached);
+    if (usable) return fromCache(usable, '--offline');
     throw new CliError(
       'OFFLINE',
       cached
-        ? `the cached copy of this environment is ${formatAge(now - cached.confirmedAt)} old, beyond --max-stale`
+        ? `the cached copy of this environment is ${formatAge(now - cached.s.confirmedAt)} old, beyond --max-stale`
         : 'no cached copy of this environment (--offline makes no request)',
       'pull once while the server is reachable, or raise --max-stale (SVCENV_MAX_STALE)',
     );
   }
-  let answer: PullAnswer;
+  const sent = snapshot?.etags[renderingOf(o)];
+  const held = sent !== undefined && snapshot ? fromSnapshot(snapshot, o) : undefined;
+  let got: Awaited<ReturnType<typeof request>>;
   try {
-    const got = await request(api, o, cached?.etag);
-    // A 304 answers with the cached body (D29, D42).
-    answer = got.notModified && cached ? { ...got, text: cached.body, context: got.context ?? cached.context } : got;
+    got = await request(api, o, held ? sent : undefined);
   } catch (err) {
     if (err instanceof ApiError && [401, 403, 404].includes(err.status)) {
       opened.remove();
@@ -159,19 +179,23 @@ export async function pullCached(
     }
     const cause = unreachable(err);
     if (cause === undefined) throw err;
-    if (fresh) return fromCache(fresh, cause);
+    const cached = standIn();
+    const usable = fresh(cached);
+    if (usable) return fromCache(usable, cause);
     if (cached && err instanceof CliError) {
       // The error stands; its hint says why the cache did not stand in.
       throw new CliError(
         err.code,
         err.message,
-        `${err.hint ? `${err.hint}; ` : ''}the cached copy is ${formatAge(now - cached.confirmedAt)} old, beyond --max-stale`,
+        `${err.hint ? `${err.hint}; ` : ''}the cached copy is ${formatAge(now - cached.s.confirmedAt)} old, beyond --max-stale`,
       );
     }
     throw err;
   }
+  // A 304 answers with the cached variables, rendered (D29, D42).
+  const answer: PullAnswer = got.notModified && held ? { ...got, ...held, context: got.context ?? held.context } : got;
   // Sealed and written when the caller is ready for it: `run` first starts the command.
-  return { ...answer, keep: () => keep(opened, entries, variant, answer, now) };
+  return { ...answer, keep: () => keep(opened, o, selection, got, answer.text, now) };
 }
 
 /**
@@ -182,24 +206,20 @@ export async function pullCached(
 export async function pullChange(
   api: Api,
   o: PullOptions,
-  cache: PullCache,
+  cache: EnvCache,
   etag: string,
   wait: number,
   signal: AbortSignal,
 ): Promise<PullAnswer | undefined> {
-  let answer: PullAnswer & { notModified: boolean };
+  let answer: Awaited<ReturnType<typeof request>>;
   try {
     answer = await request(api, o, etag, { wait, signal });
   } catch (err) {
     if (err instanceof ApiError && [401, 403, 404].includes(err.status)) cache.remove();
     throw err;
   }
-  const entries = await cache.read();
-  const variant = variantOf(o);
-  const held = entries[variant];
-  if (!answer.notModified) await keep(cache, entries, variant, answer, Date.now());
-  // 304: the body we hold is confirmed, and the file's entry with it when it holds that body.
-  else if (held?.etag === etag) await keep(cache, entries, variant, { ...answer, text: held.body }, Date.now());
+  await cache.load();
+  await keep(cache, o, selectionOf(o), answer, answer.text, Date.now());
   return answer.notModified ? undefined : answer;
 }
 
@@ -218,7 +238,7 @@ async function request(
   o: PullOptions,
   etag: string | undefined,
   poll?: { wait: number; signal: AbortSignal },
-): Promise<PullAnswer & { notModified: boolean }> {
+): Promise<PullAnswer & { notModified: boolean; revision?: number }> {
   const res = await api.fetch(endpoints.pull, {
     params: { id: o.project, env: o.env },
     query: { ...pullQuery(o), wait: poll ? String(poll.wait) : undefined },
@@ -227,9 +247,12 @@ async function request(
     // A held pull answers within `wait` seconds; SVCENV_TIMEOUT counts from then.
     ...(poll ? { signal: poll.signal, timeoutMs: poll.wait * 1000 + api.timeoutMs } : {}),
   });
+  // D44: the revision the body was rendered at.
+  const revision = Number(res.headers.get('x-svcenv-revision') ?? Number.NaN);
   const answer = {
     etag: res.headers.get('etag') ?? etag,
     context: res.headers.get('x-svcenv-context') ?? undefined,
+    ...(Number.isSafeInteger(revision) ? { revision } : {}),
   };
   if (res.status === 304) return { ...answer, text: '', notModified: true };
   try {
@@ -239,24 +262,30 @@ async function request(
   }
 }
 
-/** Keeps an answer the server gave (200 or 304); a cache that cannot be written is no reason to fail a pull. */
+/**
+ * Keeps what the server answered (200: its variables; 304: the cached ones, confirmed when the ETag it
+ * confirmed is theirs). A body that cannot be read back exactly is not kept.
+ */
 async function keep(
-  cache: PullCache,
-  entries: Record<string, CacheEntry>,
-  variant: string,
-  answer: PullAnswer,
+  cache: EnvCache,
+  o: PullOptions,
+  selection: string,
+  got: Awaited<ReturnType<typeof request>>,
+  text: string,
   confirmedAt: number,
 ): Promise<void> {
-  if (answer.etag === undefined) return;
-  entries[variant] = {
-    etag: answer.etag,
-    body: answer.text,
-    ...(answer.context === undefined ? {} : { context: answer.context }),
-    confirmedAt,
-  };
-  try {
-    await cache.write(entries);
-  } catch {
-    // read-only home, full disk: the pull itself succeeded
+  if (got.etag === undefined) return;
+  const previous = cache.get(selection);
+  let next: Snapshot | undefined;
+  if (got.notModified) {
+    if (!previous || previous.etags[renderingOf(o)] !== got.etag) return;
+    next = { ...previous, confirmedAt, ...(got.revision === undefined ? {} : { revision: got.revision }) };
+  } else {
+    next = snapshotOf(
+      { rendering: o, env: o.env, body: text, context: got.context, etag: got.etag, revision: got.revision },
+      previous,
+      confirmedAt,
+    );
   }
+  if (next) await cache.save(selection, next, projectIdOf(next));
 }

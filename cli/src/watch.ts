@@ -6,7 +6,7 @@
  */
 import type { Api } from './api.js';
 import { fs } from './builtins.js';
-import type { PullCache } from './cache.js';
+import type { EnvCache } from './cache.js';
 import { type PullAnswer, type PullOptions, pullChange, unreachable } from './remote.js';
 
 /** D43's longest hold. */
@@ -18,7 +18,7 @@ export interface Watch {
   api: Api;
   pull: PullOptions;
   /** The environment's cache (openCache), its keys derived once for every long-poll. */
-  cache: PullCache;
+  cache: EnvCache;
   /** The ETag of the body in use. */
   etag: string;
   signal: AbortSignal;

@@ -154,13 +154,49 @@ describe('pull', () => {
     expect(p.stderr).not.toContain(writeToken);
   });
 
+  it('warns when git would not ignore the written file, and says how to ignore it', async () => {
+    const repo = tempDir();
+    execFileSync('git', ['init', '-q', repo]);
+    mkdirSync(join(repo, 'app'));
+    const cwd = join(repo, 'app');
+    const pull = (args: string[] = [], extra: Record<string, string> = {}) =>
+      runCli(['pull', ...args], { env: { ...env, ...home(), ...extra }, cwd });
+    const r = await pull();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(
+      'warning: .env is in a git work tree that does not ignore it (`git status` lists it, `git add .` would commit its values)\n' +
+        'hint: ignore it: echo .env >> .gitignore\n',
+    );
+    expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd, encoding: 'utf8' })).toContain(
+      '?? app/.env\n',
+    );
+    // Another file elsewhere in the tree: the hint names the .gitignore beside it.
+    mkdirSync(join(cwd, 'conf'));
+    const nested = await pull(['--file', 'conf/app.env']);
+    expect(nested.stderr).toContain('warning: conf/app.env is in a git work tree that does not ignore it');
+    expect(nested.stderr).toContain('hint: ignore it: echo app.env >> conf/.gitignore\n');
+    // Followed, the hint silences the warning.
+    execFileSync('sh', ['-c', 'echo .env >> .gitignore'], { cwd });
+    const ignored = await pull();
+    expect([ignored.code, ignored.stderr]).toEqual([0, '']);
+    expect(execFileSync('git', ['status', '--porcelain', '-uall'], { cwd, encoding: 'utf8' })).not.toContain(
+      'app/.env\n',
+    );
+    // --stdout writes no file; outside a work tree and without git there is nothing to say.
+    expect((await pull(['--stdout', '--file', 'other.env'])).stderr).toBe('');
+    const outside = await runCli(['pull'], { env: { ...env, ...home() }, cwd: tempDir() });
+    expect([outside.code, outside.stderr]).toEqual([0, '']);
+    const noGit = await pull(['--file', 'conf/app.env'], { PATH: tempDir('no-git-') });
+    expect([noGit.code, noGit.stderr]).toEqual([0, '']);
+  });
+
   it('non-interactive with SVCENV_* only: writes .env 0600, fixing the mode of an existing file', async () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, '.env'), 'OLD=1\n', { mode: 0o644 });
     chmodSync(join(cwd, '.env'), 0o644);
     const r = await runCli(['pull'], { env: { ...env, HOME: join(cwd, 'no-home') }, cwd });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('wrote 7 variables to .env');
+    expect(r.stdout).toContain('wrote 4 variables (+3 context variables) to .env');
     expect(statSync(join(cwd, '.env')).mode & 0o777).toBe(0o600);
     const text = readFileSync(join(cwd, '.env'), 'utf8');
     expect(text).toContain(`DB_PASSWORD=${SECRET}\n`);

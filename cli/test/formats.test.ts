@@ -103,7 +103,7 @@ describe('pull --format (D55)', () => {
     expect(r.stdout).toBe(sorted.map(([k, v]) => `${k}=${v}\n`).join(''));
     const cwd = tempDir();
     const file = await runCli(['pull', '--format', 'docker', '--env', 'staging'], { env, cwd });
-    expect(file.stdout).toBe('wrote 11 variables as a docker env-file to .env (mode 0600)\n');
+    expect(file.stdout).toBe('wrote 8 variables as a docker env-file (+3 context variables) to .env (mode 0600)\n');
   });
 
   it('docker: a multi-line value exits 1 with FORMAT_UNSUPPORTED, the key, a hint, no value, no file', async () => {

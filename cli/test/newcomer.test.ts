@@ -220,6 +220,43 @@ describe('D58: short flags, "did you mean", run without --', () => {
     }
   });
 
+  it('-e prdo names the environments with "did you mean"; -e PROD says names are lower-case and suggests prod', async () => {
+    const typo = await runCli(['pull', '--stdout', '-e', 'prdo'], { env: { ...env, ...home() } });
+    expect([typo.code, typo.stdout, typo.stderr]).toEqual([
+      1,
+      '',
+      'NOT_FOUND: the project has no environment "prdo": choose one with --env: dev, staging, prod\nhint: did you mean --env prod?\n',
+    ]);
+    // A project with environments of its own: the suggestion comes from them, not from the defaults.
+    const own = await createProject(server, jwt, { name: `Own Envs ${Date.now()}`, envs: ['qa', 'live'] });
+    const ownToken = (await createToken(server, jwt, { scope: 'read', projectId: own.id })).token;
+    const ownEnv = { ...env, ...home(), SVCENV_TOKEN: ownToken, SVCENV_PROJECT: own.id };
+    for (const [args, guess] of [
+      [['-e', 'PROD'], 'prod'],
+      [['-e', 'Staging'], 'staging'],
+    ] as const) {
+      const r = await runCli(['pull', '--stdout', ...args], { env: { ...env, ...home() } });
+      expect([r.code, r.stdout, r.stderr]).toEqual([
+        1,
+        '',
+        'error: the environment (--env, SVCENV_ENV, .svcenv.json or the config file) is not an environment name: environment names are lower-case; it is not repeated\n' +
+          `hint: did you mean --env ${guess}?\n`,
+      ]);
+    }
+    const live = await runCli(['run', '-e', 'LIVE', '--all', '--', 'true'], { env: ownEnv });
+    expect(live.stderr).toContain('environment names are lower-case');
+    expect(live.stderr).toContain('hint: did you mean --env live?\n');
+    // An upper-case value that is no environment of the project is not repeated, lower-cased or not.
+    const other = await runCli(['pull', '--stdout', '-e', 'SOME-VALUE-42'], { env: ownEnv });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('environment names are lower-case; it is not repeated');
+    expect(other.stderr.toLowerCase()).not.toContain('some-value');
+    const ownTypo = await runCli(['pull', '--stdout', '-e', 'lvie'], { env: ownEnv });
+    expect(ownTypo.stderr).toBe(
+      'NOT_FOUND: the project has no environment "lvie": choose one with --env: qa, live\nhint: did you mean --env live?\n',
+    );
+  });
+
   it('run without `--` before the command says to put it there, with the corrected line, and starts nothing', async () => {
     const cwd = tempDir();
     const marker = join(cwd, 'started');

@@ -21,7 +21,7 @@ const SECRET = 'offline-secret-value-42';
 
 let server: ServerProcess;
 let jwt: string;
-let project: { id: string };
+let project: { id: string; slug?: string | undefined };
 let token: string;
 
 async function restart(): Promise<void> {
@@ -125,7 +125,7 @@ describe('D42 offline fallback', () => {
     try {
       const pull = await runCli(['pull'], { env: u.env, cwd });
       expect(pull.code, pull.stderr).toBe(0);
-      expect(pull.stdout).toBe('wrote 5 variables to .env (mode 0600)\n');
+      expect(pull.stdout).toBe('wrote 2 variables (+3 context variables) to .env (mode 0600)\n');
       expect(pull.stderr).toMatch(
         /^warning: using the cached copy the server confirmed \d+s ago: cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\n$/,
       );
@@ -153,6 +153,73 @@ describe('D42 offline fallback', () => {
     }
     const back = await runCli(['pull', '--stdout'], { env: u.env });
     expect([back.code, back.stderr]).toEqual([0, '']);
+  });
+
+  it('renders every format and --no-metadata from the cached variables, by id or slug, as the server does', async () => {
+    const multi = await createProject(server, jwt, { name: `Offline Rendering ${Date.now()}`, envs: ['dev'] });
+    await upsert(
+      server,
+      jwt,
+      multi.id,
+      ['dev'],
+      [
+        { key: 'QUOTED', value: `it's "here" \\ $HOME`, type: 'secret' },
+        { key: 'EMPTY', value: '', type: 'plain' },
+        { key: 'UNICODE', value: 'héllo ☃', type: 'plain' },
+        { key: 'SVCENV_ENV', value: 'mine', type: 'plain' },
+      ],
+    );
+    const wide = (await createToken(server, jwt, { scope: 'read' })).token;
+    const variants: string[][] = [];
+    for (const format of ['dotenv', 'json', 'k8s', 'shell', 'docker']) {
+      variants.push(['--format', format], ['--format', format, '--no-metadata']);
+    }
+    // What the server answers for each, pulled through a cache of its own.
+    const fromServer = new Map<string, string>();
+    const reference = user(server.url, wide);
+    for (const v of variants) {
+      const r = await runCli(['pull', '--stdout', ...v], { env: { ...reference.env, SVCENV_PROJECT: multi.id } });
+      expect(r.code, r.stderr).toBe(0);
+      fromServer.set(v.join(' '), r.stdout);
+    }
+    expect(fromServer.get('--format k8s')).toMatch(/\n {2}name: offline-rendering-\d+-dev\n/);
+    // This user pulls once, the default rendering, by the project's slug.
+    const u = user(server.url, wide);
+    const slugged = { ...u.env, SVCENV_PROJECT: multi.slug! };
+    expect(multi.slug).toMatch(/^offline-rendering/);
+    const once = await runCli(['pull', '--stdout'], { env: slugged });
+    expect(once.code, once.stderr).toBe(0);
+    await server.stop();
+    try {
+      for (const ref of [multi.slug!, multi.id]) {
+        for (const v of variants) {
+          const r = await runCli(['pull', '--stdout', '-p', ref, ...v], { env: u.env });
+          expect(r.code, `${ref} ${v.join(' ')}: ${r.stderr}`).toBe(0);
+          expect(r.stdout, `${ref} ${v.join(' ')}`).toBe(fromServer.get(v.join(' ')));
+          expect(r.stderr).toMatch(/^warning: using the cached copy the server confirmed \d+s ago: cannot reach/);
+        }
+      }
+      // The file as a fresh pull writes it, and its summary.
+      const cwd = tempDir();
+      const file = await runCli(['pull', '-p', multi.id, '--format', 'json'], { env: u.env, cwd });
+      expect(file.stdout).toBe('wrote 4 variables as JSON (+2 context variables) to .env (mode 0600)\n');
+      expect(readFileSync(join(cwd, '.env'), 'utf8')).toBe(fromServer.get('--format json'));
+    } finally {
+      await restart();
+    }
+    // A value the format cannot carry: the server's 422, from the cache too.
+    await upsert(server, jwt, multi.id, ['dev'], [{ key: 'PEM', value: 'line1\nline2', type: 'secret' }]);
+    const online = await runCli(['pull', '--stdout', '--format', 'docker'], { env: slugged });
+    expect([online.code, online.stderr]).toEqual([1, expect.stringMatching(/^FORMAT_UNSUPPORTED: PEM: the docker/)]);
+    expect((await runCli(['pull', '--stdout', '--format', 'json'], { env: slugged })).code).toBe(0);
+    await server.stop();
+    try {
+      const offline = await runCli(['pull', '--stdout', '--format', 'docker', '-p', multi.id], { env: u.env });
+      expect(offline.code).toBe(1);
+      expect(offline.stderr).toBe(online.stderr);
+    } finally {
+      await restart();
+    }
   });
 
   it('refuses a copy older than --max-stale (flag or SVCENV_MAX_STALE) and says why in the hint', async () => {
@@ -342,7 +409,9 @@ describe('arguments in the wrong place are named, never repeated', () => {
       expect(viaEnv.code).toBe(1);
       expect(viaEnv.stderr).toContain('but an access token');
       expect(viaEnv.stderr).not.toContain(token);
-      expect(p.seen).toEqual([]);
+      // Nothing was pulled; an upper-case value was looked for among the project's environments (the
+      // listing), which sends nothing of it.
+      expect(p.seen.map((s) => s.url)).toEqual(['/v1/projects']);
     } finally {
       p.close();
     }

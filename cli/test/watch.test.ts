@@ -191,7 +191,7 @@ describe('pull --watch (D43)', () => {
       const pull = spawnCli(['pull', '--watch', '--no-metadata', '--file', 'app.env'], { env: e, cwd });
       try {
         const file = join(cwd, 'app.env');
-        await waitFor(() => pull.out().stdout.includes('wrote 1 variables'), 'the first write');
+        await waitFor(() => pull.out().stdout.includes('wrote 1 variable '), 'the first write');
         expect(readFileSync(file, 'utf8')).toMatch(/^A=(one|two|three)\n$/);
         const next = signal === 'SIGINT' ? 'two' : 'three';
         await server.request('PUT', `/v1/projects/${p.id}/envs/dev/vars/A`, { token: otherJwt, body: { value: next } });

@@ -10,6 +10,7 @@ export * from './dotenv.js';
 export * from './dotenv-parse.js';
 export * from './endpoints.js';
 export * from './errors.js';
+export * from './formats.js';
 export * from './health.js';
 export * from './projects.js';
 export * from './spelling.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { auditLimit, envName, queryBool, timestamp, validateParam, varKey, varType, varValue } from './common.js';
+import { OUTPUT_FORMATS } from './formats.js';
 
 export const variable = z.object({
   key: z.string(),
@@ -63,9 +64,7 @@ export const restoreBody = z.strictObject({ versionId: z.number().int().positive
 export const restoreResponse = z.object({ key: z.string(), value: z.string(), type: varType, updatedAt: timestamp });
 
 /** D28, D55: the renderings of pull and export (docs/formats.md says which reader wants which). */
-export const OUTPUT_FORMATS = ['dotenv', 'k8s', 'json', 'shell', 'docker'] as const;
 export const outputFormat = z.enum(OUTPUT_FORMATS);
-export type OutputFormat = z.infer<typeof outputFormat>;
 
 /** D44: a listing or pull at revision N (the state right after it). */
 export const revisionParam = z

@@ -36,7 +36,7 @@ describe(`identity and sessions (${dialectName})`, () => {
   it('refuses a duplicate email case-insensitively with 409 field email (D7)', async () => {
     const { email } = await signupUser(app);
     const res = await app.request('POST', '/v1/auth/signup', {
-      body: { name: 'X', email: email.toUpperCase(), password: 'password123' },
+      body: { name: 'X', email: email.toUpperCase(), password: 'a-duplicate-try-9' },
     });
     expect(res.status).toBe(409);
     expect(res.error).toEqual({ code: 'CONFLICT', message: expect.any(String), field: 'email' });
@@ -52,6 +52,27 @@ describe(`identity and sessions (${dialectName})`, () => {
     expect(res.status).toBe(400);
     expect(res.error).toMatchObject({ code: 'VALIDATION', field: 'password' });
   });
+
+  it.each(['password', 'Password', 'PASSWORD123', 'iloveyou', 'qwertyuiop', '12345678'])(
+    'refuses the common password %s at signup with 400 field password and a message that does not repeat it',
+    async (password) => {
+      const email = `common-${Date.now()}-${password.length}@x.test`;
+      const res = await app.request('POST', '/v1/auth/signup', { body: { name: 'X', email, password } });
+      expect(res.status, res.text).toBe(400);
+      expect(res.error).toEqual({
+        code: 'VALIDATION',
+        field: 'password',
+        message: expect.stringMatching(/commonly used passwords.*choose another/),
+      });
+      // (The message says "password" itself, so only the others can be looked for.)
+      if (!/password/i.test(password)) expect(res.text).not.toContain(password);
+      // Nothing was created: the same email signs up with a password of its own.
+      const ok = await app.request('POST', '/v1/auth/signup', {
+        body: { name: 'X', email, password: 'tulip-orbit-canal' },
+      });
+      expect(ok.status, ok.text).toBe(201);
+    },
+  );
 
   it('stores passwords with argon2id, never in plaintext (D8)', async () => {
     const { user, password } = await signupUser(app);

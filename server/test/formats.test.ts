@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { auditPage } from '@svcenv/contract';
+import { auditPage, renderDocker, renderJson, renderShell } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderDocker, renderJson, renderShell } from '../src/lib/formats.js';
+import { render } from '../src/lib/formats.js';
 import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
 
 /**
@@ -90,7 +90,7 @@ function shellValues(shell: string, body: string, keys: string[], how: 'source' 
   }
 }
 
-describe('renderers (lib/formats.ts)', () => {
+describe('renderers (contract/src/formats.ts)', () => {
   it('writes each format byte for byte', () => {
     expect(renderShell(NASTY)).toBe(SHELL_BODY);
     expect(renderDocker(NASTY)).toBe(DOCKER_BODY);
@@ -132,7 +132,7 @@ describe('renderers (lib/formats.ts)', () => {
     };
     for (const value of ['a\nb', 'a\rb', 'trailing\r', 'nul\0byte']) {
       const err = refused(() =>
-        renderDocker([
+        render('docker', '', [
           ['OK', 'fine'],
           ['BAD', value],
         ]),
@@ -140,10 +140,10 @@ describe('renderers (lib/formats.ts)', () => {
       expect([err.code, err.status, err.field]).toEqual(['FORMAT_UNSUPPORTED', 422, 'BAD']);
       expect(err.message).not.toContain(value);
     }
-    const nul = refused(() => renderShell([['BAD', 'nul\0byte']]));
+    const nul = refused(() => render('shell', '', [['BAD', 'nul\0byte']]));
     expect([nul.code, nul.field]).toEqual(['FORMAT_UNSUPPORTED', 'BAD']);
     // Keys are checked on write (D24); the shell writer checks again because its output is run.
-    expect(refused(() => renderShell([['A;B', 'x']])).field).toBe('A;B');
+    expect(refused(() => render('shell', '', [['A;B', 'x']])).field).toBe('A;B');
     expect(renderShell([['M', MULTI]])).toBe(`export M='${MULTI}'\n`);
   });
 });

@@ -108,6 +108,13 @@ describe(`account endpoints /v1/me (${dialectName})`, () => {
     });
     expect(short.status).toBe(400);
     expect(short.error).toMatchObject({ code: 'VALIDATION', field: 'newPassword' });
+    const common = await app.request('POST', '/v1/me/password', {
+      token: u.jwt,
+      body: { currentPassword: u.password, newPassword: 'password' },
+    });
+    expect(common.status).toBe(400);
+    expect(common.error).toMatchObject({ code: 'VALIDATION', field: 'newPassword' });
+    expect(common.error.message).toMatch(/commonly used passwords/);
     // Neither attempt changed anything.
     expect((await app.request('GET', '/v1/me', { token: u.jwt })).status).toBe(200);
 

@@ -125,6 +125,18 @@ describe(`password reset (D54, ${dialectName})`, () => {
     expect(app.logs()).not.toContain(token);
   });
 
+  it('refuses a common new password with 400 field newPassword; the link stays usable', async () => {
+    const u = await signupUser(app);
+    const token = await requestToken(u.email);
+    const common = await reset(app, { token, newPassword: 'Password1' });
+    expect(common.status, common.text).toBe(400);
+    expect(common.error).toMatchObject({ code: 'VALIDATION', field: 'newPassword' });
+    expect(common.error.message).toMatch(/commonly used passwords/);
+    expect(common.text).not.toContain('Password1');
+    expect((await reset(app, { token, newPassword: 'lantern-quarry-51' })).status).toBe(204);
+    expect((await loginFrom(app, u.email, 'lantern-quarry-51', loginSession)).status).toBe(200);
+  });
+
   it('answers an address without an account exactly as one with, and does the same work before answering', async () => {
     const u = await signupUser(app);
     const nobody = uniqueEmail('nobody');

@@ -64,6 +64,11 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await page.getByLabel('Password').evaluate((el) => el.removeAttribute('minlength'));
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByText('must be at least 8 characters').waitFor();
+    // A password on the lists of common ones: the server's message, under the field.
+    await page.getByLabel('Password').fill('Password1');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('this password is on lists of commonly used passwords').waitFor();
+    await screenshot(page, 'signup-common-password');
     await page.getByLabel('Password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByText('No projects yet').waitFor();

@@ -8,7 +8,7 @@ import { CONTEXT_KEYS, pullVars } from '../remote.js';
 export const diffCommand: Command = {
   name: 'diff',
   summary: 'Compare a local dotenv file with the remote environment (keys only, never values)',
-  usage: 'svcenv diff [--project <id>] [--env <name>] [--file <path>] [--keys <k1,k2>]',
+  usage: 'svcenv diff [--project <id|slug>] [--env <name>] [--file <path>] [--keys <k1,k2>]',
   flags: {
     ...targetFlags,
     file: { type: 'string', description: 'dotenv file to compare (default: .env)' },

@@ -4,12 +4,13 @@ import { path } from '../builtins.js';
 import { type Command, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, usageError } from '../errors.js';
-import { appendGithubEnv, writeSecretFile } from '../files.js';
+import { appendGithubEnv, gitIgnoreWarning, writeSecretFile } from '../files.js';
 import { FORMAT_READERS, openCache, PULL_FORMATS, type PullFormat, pullCached, readPulled } from '../remote.js';
+import { contextKeys } from '../snapshot.js';
 import { noteTo, watchChanges } from '../watch.js';
 
 export const offlineFlags = {
-  offline: { type: 'boolean', description: 'no request: use the cached copy within --max-stale, or fail (D42)' },
+  offline: { type: 'boolean', description: 'no request: use the cached copy within --max-stale, or fail' },
   'max-stale': {
     type: 'string',
     description:
@@ -26,7 +27,7 @@ export const OFFLINE_DETAILS =
 export const pullCommand: Command = {
   name: 'pull',
   summary: "Fetch an environment's variables into a file (mode 0600) or stdout",
-  usage: `svcenv pull [--project <id>] [--env <name>] [--file <path>] [--stdout] [--format ${PULL_FORMATS.join('|')}] [--no-metadata] [--watch] [--offline] [--max-stale <duration>]`,
+  usage: `svcenv pull [--project <id|slug>] [--env <name>] [--file <path>] [--stdout] [--format ${PULL_FORMATS.join('|')}] [--no-metadata] [--watch] [--offline] [--max-stale <duration>]`,
   flags: {
     ...targetFlags,
     file: { type: 'string', aliases: ['output'], description: 'file to write (default: $SVCENV_OUTPUT, then .env)' },
@@ -37,7 +38,7 @@ export const pullCommand: Command = {
     },
     'no-metadata': { type: 'boolean', description: 'leave out SVCENV_PROJECT, SVCENV_ENV and SVCENV_PROJECT_NAME' },
     ...offlineFlags,
-    watch: { type: 'boolean', description: 'rewrite the file on every change until interrupted (D43)' },
+    watch: { type: 'boolean', description: 'rewrite the file on every change until interrupted' },
   },
   details:
     'With SVCENV_TOKEN, SVCENV_PROJECT and SVCENV_ENV set, no config file is needed. In GitHub Actions\n' +
@@ -97,18 +98,21 @@ export const pullCommand: Command = {
     const file = (args.flags.file as string | undefined) || ctx.env.SVCENV_OUTPUT || '.env';
     const out = path().resolve(ctx.cwd, file);
     writeSecretFile(out, text);
-    const wrote = (body: string, count?: number) => `wrote ${describe(format, body, count)} to ${file} (mode 0600)`;
+    const unignored = gitIgnoreWarning(out, ctx.cwd) ?? '';
+    const wrote = (body: string, context: string | undefined, count?: number) =>
+      `wrote ${describe(format, body, context, count)} to ${file} (mode 0600)`;
     if (!watch) {
-      notes.unshift(wrote(text, parsed?.size));
-      return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning };
+      notes.unshift(wrote(text, answer.context, parsed?.size));
+      return { stdout: notes.map((n) => `${n}\n`).join(''), stderr: warning + unignored };
     }
 
     // D43: rewrite the file on each change until SIGINT or SIGTERM, then exit 0.
     const note = noteTo(ctx.stderr, ctx.stderrFd);
     const say = noteTo(ctx.stdout, ctx.stdoutFd);
     if (warning) note(warning.trimEnd());
+    if (unignored) note(unignored.trimEnd());
     for (const n of notes) note(n);
-    say(wrote(text, parsed?.size));
+    say(wrote(text, answer.context, parsed?.size));
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.on('SIGINT', onSignal);
@@ -124,7 +128,7 @@ export const pullCommand: Command = {
         whileAway: `${file} stays as it is`,
         onChange: async (changed) => {
           writeSecretFile(out, changed.text);
-          say(wrote(changed.text));
+          say(wrote(changed.text, changed.context));
         },
       });
     } finally {
@@ -141,17 +145,21 @@ function isPullFormat(format: string): format is PullFormat {
 
 /**
  * What was written, for the summary line; counted where the format can be read back without doubt.
- * `count` is the number of variables in `text` when it was already read (dotenv, json).
+ * `count` is the number of variables in `text` when it was already read (dotenv, json); the server's
+ * context variables among them (`context`, its X-Svcenv-Context header) are counted apart.
  */
-function describe(format: PullFormat, text: string, count?: number): string {
+function describe(format: PullFormat, text: string, context: string | undefined, count?: number): string {
+  const added = contextKeys(context).size;
+  const counted = (n: number, as = '') =>
+    `${n - added} variable${n - added === 1 ? '' : 's'}${as}${added ? ` (+${added} context variable${added === 1 ? '' : 's'})` : ''}`;
   switch (format) {
     case 'dotenv':
-      return `${count ?? parseDotenv(text).size} variables`;
+      return counted(count ?? parseDotenv(text).size);
     case 'json':
-      return `${count ?? Object.keys(JSON.parse(text) as object).length} variables as JSON`;
+      return counted(count ?? Object.keys(JSON.parse(text) as object).length, ' as JSON');
     case 'docker':
       // One line per variable: the server refuses a value with a line break in this format (D55).
-      return `${text.split('\n').length - 1} variables as a docker env-file`;
+      return counted(text.split('\n').length - 1, ' as a docker env-file');
     case 'shell':
       return 'shell exports';
     case 'k8s':

@@ -8,7 +8,7 @@ import { allowUnresolvedFlag, explainUnresolved, validateQuery } from '../unreso
 export const pushCommand: Command = {
   name: 'push',
   summary: 'Upsert the variables of a local dotenv file (keys absent from the file are left alone)',
-  usage: 'svcenv push [--project <id>] [--env <name>] [--file <path>] [--dry-run] [--allow-unresolved]',
+  usage: 'svcenv push [--project <id|slug>] [--env <name>] [--file <path>] [--dry-run] [--allow-unresolved]',
   flags: {
     ...targetFlags,
     file: { type: 'string', description: 'dotenv file to read (default: .env)' },
@@ -20,7 +20,7 @@ export const pushCommand: Command = {
     'Only real changes are sent: a key whose value equals the stored text or the resolved value on the\n' +
     'server is left alone, so pushing back a pulled file changes nothing and keeps references.\n' +
     'The context variables SVCENV_PROJECT, SVCENV_ENV and SVCENV_PROJECT_NAME that pull adds are never pushed.\n' +
-    'The server checks ${...} references first (D67): if a value sent names an environment that does not\n' +
+    'The server checks ${...} references first: if a value sent names an environment that does not\n' +
     'exist or that the token cannot read, a missing key without a fallback, or makes a cycle, nothing is\n' +
     'saved and each such key is printed with what is wrong (exit 1); --allow-unresolved saves anyway.',
   async run(args, ctx) {

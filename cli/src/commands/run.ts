@@ -17,14 +17,14 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'Run a command with variables as environment variables, scrubbing them from its output',
   usage:
-    'svcenv run [--project <id>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
+    'svcenv run [--project <id|slug>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
   flags: {
     ...targetFlags,
     only: { type: 'string', description: 'expose only these keys (comma-separated)' },
     all: { type: 'boolean', description: 'expose every variable of the environment' },
     except: { type: 'string', description: 'with --all: keys to leave out (comma-separated)' },
     ...offlineFlags,
-    watch: { type: 'boolean', description: 'restart the command when the variables change (D43)' },
+    watch: { type: 'boolean', description: 'restart the command when the variables change' },
     'restart-signal': {
       type: 'string',
       description: 'with --watch: the signal that stops the command (default SIGTERM)',
@@ -36,7 +36,7 @@ export const runCommand: Command = {
     "value of 6 or more characters is replaced by *** in the command's stdout and stderr. The command's\n" +
     'exit status is passed through; SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to it.\n' +
     'Not a sandbox: a program can still send its environment elsewhere.\n' +
-    '--only pulls only its keys (and what they reference; D67): a broken reference elsewhere in the\n' +
+    '--only pulls only its keys (and what they reference): a broken reference elsewhere in the\n' +
     'environment does not stop the command. The key names travel in the request URL.\n' +
     'With --watch the command is restarted with the new values when an exposed variable changes: the\n' +
     '--restart-signal (default SIGTERM), up to 10 s, then SIGKILL. While the server is away the command\n' +

@@ -47,7 +47,7 @@ export const varsCommand: Command = {
     'is dropped), e.g. `svcenv vars set DB_PASSWORD=- < password.txt`.\n' +
     'set and unset need a write-scope token and send the revision they read (If-Match): if the environment\n' +
     'changed in between, nothing is written (PRECONDITION_FAILED); run the command again.\n' +
-    'set checks ${...} references first (D67): a value naming an environment that does not exist or that\n' +
+    'set checks ${...} references first: a value naming an environment that does not exist or that\n' +
     'the token cannot read, a missing key without a fallback (${KEY:-default}), or a cycle is refused, each\n' +
     'key printed with what is wrong, nothing saved (exit 1); --allow-unresolved saves it anyway.',
   async run(args, ctx) {

@@ -1,92 +1,19 @@
 /**
- * The renderings of pull and export (D28, D30, D55; docs/formats.md, ADR 0008): pure functions from the
- * ordered `[key, value]` entries of one environment to the body a reader of that format gets back exactly.
- * A value a format cannot carry is refused with 422 FORMAT_UNSUPPORTED naming the key, never written
- * altered; the message names the key and the reason, never the value.
+ * The server's side of the renderings of pull and export (D28, D30, D55; docs/formats.md, ADR 0008): the
+ * pure renderers are the contract's (contract/src/formats.ts), shared with the CLI's offline copy (D42);
+ * here a value a format cannot carry becomes 422 FORMAT_UNSUPPORTED naming the key, and each format has its
+ * content type and export file name.
  */
-import { type OutputFormat, renderDotenv } from '@svcenv/contract';
+import { type Entries, FormatUnsupported, type OutputFormat, render as renderBody } from '@svcenv/contract';
 import { AppError } from './errors.js';
-
-export type Entries = readonly (readonly [string, string])[];
-
-/** D28: `<name>-<env>`, the name lower-cased with runs outside [a-z0-9] turned into `-`, cut to 253. */
-export function k8sSecretName(projectName: string, env: string): string {
-  const name = projectName
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  return `${name || 'svcenv'}-${env}`.slice(0, 253).replace(/-+$/, '');
-}
-
-/** Spec variables rule 9: a Secret manifest whose `data` values are base64. */
-export function renderK8s(name: string, entries: Entries): string {
-  // An empty value is written `""`: a bare `KEY:` would be YAML null, which Kubernetes refuses in `data`.
-  const data = entries.map(([k, v]) => `  ${k}: ${v ? Buffer.from(v, 'utf8').toString('base64') : '""'}`).join('\n');
-  return `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\ntype: Opaque\ndata:${entries.length ? `\n${data}` : ' {}'}\n`;
-}
-
-/**
- * D55 json: one object, key → value, in the environment's order, indented for the people who also read
- * it; `JSON.parse` gives back every value exactly (control characters, quotes and backslashes escaped).
- */
-export function renderJson(entries: Entries): string {
-  // Object.fromEntries defines own properties, so even a key such as `__proto__` stays a plain key.
-  return `${JSON.stringify(Object.fromEntries(entries), null, 2)}\n`;
-}
-
-/** A POSIX shell name; variable keys already have this shape (D24), checked again because the output is run. */
-const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/**
- * D55 shell: `export KEY='value'` lines. Inside single quotes a POSIX shell interprets nothing (no `$`,
- * backquote, backslash or history expansion), and only `'` ends the quote, so each `'` is written `'\''`
- * (close, an escaped quote, reopen). Line breaks stay literal inside the quotes, so `source`, `.` and
- * `eval "$(cat file)"` give back every value exactly. A NUL cannot be held by a shell variable or an
- * environment (shells drop or truncate at it), so it is refused rather than silently lost.
- */
-export function renderShell(entries: Entries): string {
-  let out = '';
-  for (const [key, value] of entries) {
-    if (!SHELL_NAME.test(key)) unsupported(key, 'shell', 'the key is not a shell variable name');
-    if (value.includes('\0')) unsupported(key, 'shell', 'it holds a NUL character, which no environment variable can');
-    out += `export ${key}='${value.replaceAll("'", "'\\''")}'\n`;
-  }
-  return out;
-}
-
-/**
- * D55 docker: `KEY=value` lines with the raw value, as `docker run --env-file` reads them: it splits the
- * file into lines (dropping a `\r` before each `\n`), cuts each at the first `=` and keeps the rest
- * untouched (no quotes, escapes or `$` expansion). So a line break (`\n` or `\r`) cannot be written, and
- * neither can NUL, which no environment variable holds: each is a 422 naming the key.
- */
-export function renderDocker(entries: Entries): string {
-  let out = '';
-  for (const [key, value] of entries) {
-    if (/[\n\r]/.test(value)) unsupported(key, 'docker', 'it holds a line break, which would end the env-file line');
-    if (value.includes('\0')) unsupported(key, 'docker', 'it holds a NUL character, which no environment variable can');
-    out += `${key}=${value}\n`;
-  }
-  return out;
-}
-
-function unsupported(key: string, format: OutputFormat, why: string): never {
-  throw new AppError('FORMAT_UNSUPPORTED', `${key}: the ${format} format cannot hold this value: ${why}`, key);
-}
 
 /** `name` is the k8s Secret's name (the other formats carry no name). */
 export function render(format: OutputFormat, name: string, entries: Entries): string {
-  switch (format) {
-    case 'dotenv':
-      return renderDotenv(entries);
-    case 'k8s':
-      return renderK8s(name, entries);
-    case 'json':
-      return renderJson(entries);
-    case 'shell':
-      return renderShell(entries);
-    case 'docker':
-      return renderDocker(entries);
+  try {
+    return renderBody(format, name, entries);
+  } catch (err) {
+    if (err instanceof FormatUnsupported) throw new AppError('FORMAT_UNSUPPORTED', err.message, err.key);
+    throw err;
   }
 }
 

@@ -1,6 +1,7 @@
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import type { SessionUser, SignupMode } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
+import { refuseCommonPassword } from '../../lib/common-passwords.js';
 import { AppError, unauthorized } from '../../lib/errors.js';
 import { newId, randomBase62, slugify } from '../../lib/ids.js';
 import { recordChange } from '../core/changes.js';
@@ -82,6 +83,7 @@ export async function sessionUser(db: Db, userId: string, workspaceId: string): 
  * account of the instance is its administrator.
  */
 export async function signup(deps: Deps, input: { name: string; email: string; password: string }) {
+  await refuseCommonPassword(input.password, 'password');
   const email = normalizeEmail(input.email);
   await assertSignupAllowed(deps.db, await signupModeOf(deps.db, deps), email, deps.clock.now());
   const passwordHash = await argonHash(input.password, ARGON);

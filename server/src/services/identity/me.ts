@@ -1,3 +1,4 @@
+import { refuseCommonPassword } from '../../lib/common-passwords.js';
 import { AppError, notFound, unauthorized } from '../../lib/errors.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
@@ -23,6 +24,7 @@ export async function updateMe(ctx: Ctx, input: { name: string }) {
  */
 export async function changePassword(ctx: Ctx, input: { currentPassword: string; newPassword: string }): Promise<void> {
   const { deps, principal } = ctx;
+  await refuseCommonPassword(input.newPassword, 'newPassword');
   const user = await deps.db
     .selectFrom('users')
     .select(['email', 'password_hash'])

@@ -2,6 +2,7 @@ import type { Db } from '../../db/index.js';
 import { EMAIL_JOB } from '../../jobs/email.js';
 import { exponentialBackoff, type JobKinds } from '../../jobs/queue.js';
 import type { Clock } from '../../lib/clock.js';
+import { refuseCommonPassword } from '../../lib/common-passwords.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { AppError, rateLimited } from '../../lib/errors.js';
 import { randomBase62 } from '../../lib/ids.js';
@@ -151,6 +152,8 @@ export async function resetPassword(
   deps: Deps,
   input: { token: string; newPassword: string; code?: string | undefined },
 ): Promise<void> {
+  // Before the link is looked at: a refused password spends none of its tries.
+  await refuseCommonPassword(input.newPassword, 'newPassword');
   const tokenHash = sha256Hex(input.token);
   const nowIso = deps.clock.now().toISOString();
   const row = await deps.db

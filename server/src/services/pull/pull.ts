@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { CONTEXT_KEYS, type ContextKey, MASK, type OutputFormat } from '@svcenv/contract';
+import { CONTEXT_KEYS, type ContextKey, k8sSecretName, MASK, type OutputFormat } from '@svcenv/contract';
 import { AppError, ReferenceError422 } from '../../lib/errors.js';
-import { CONTENT_TYPES, FILE_EXTENSIONS, k8sSecretName, render } from '../../lib/formats.js';
+import { CONTENT_TYPES, FILE_EXTENSIONS, render } from '../../lib/formats.js';
 import { type AuditEvent, auditRow, recordAudit } from '../core/audit.js';
 import { authorizeEnv } from '../core/authz.js';
 import { recordRead } from '../core/changes.js';
