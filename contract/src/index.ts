@@ -2,6 +2,7 @@
 export * from './account.js';
 export * from './auth.js';
 export * from './change-requests.js';
+export * from './cidr.js';
 export * from './cli-releases.js';
 export * from './common.js';
 export * from './constants.js';
@@ -10,6 +11,7 @@ export * from './dotenv-parse.js';
 export * from './endpoints.js';
 export * from './errors.js';
 export * from './health.js';
+export * from './identities.js';
 export * from './projects.js';
 export * from './spelling.js';
 export * from './tokens.js';

@@ -41,7 +41,7 @@ export interface AuditFilters {
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
  * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Each entry names
- * its actor as D34 does: the user's name, or `token:<name>` (a join, not a lookup per row).
+ * its actor as D34 does: the user's name, `token:<name>`, or `identity:<name>` (D60) (a join, not a lookup per row).
  */
 export async function auditPage(
   db: Db,
@@ -55,8 +55,10 @@ export async function auditPage(
     .selectFrom('audit_logs as a')
     .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.actor_id').on('a.actor_type', '=', 'user'))
     .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
+    // D60: a token issued to a workload identity acts as the identity (actor id: the identity's id).
+    .leftJoin('workload_identities as wi', (j) => j.onRef('wi.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
     .selectAll('a')
-    .select(['u.name as user_name', 't.name as token_name'])
+    .select(['u.name as user_name', 't.name as token_name', 'wi.name as identity_name'])
     .where('a.workspace_id', '=', scope.workspaceId);
   if (scope.projectId) q = q.where('a.project_id', '=', scope.projectId);
   if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
@@ -78,7 +80,13 @@ export async function auditPage(
       targetEnv: r.target_env,
       actorId: r.actor_id,
       actorType: r.actor_type,
-      actorName: r.user_name ?? (r.token_name === null ? null : `token:${r.token_name}`),
+      actorName:
+        r.user_name ??
+        (r.token_name !== null
+          ? `token:${r.token_name}`
+          : r.identity_name !== null
+            ? `identity:${r.identity_name}`
+            : null),
       detail: r.detail === null ? null : JSON.parse(r.detail),
       createdAt: r.created_at,
     })),
