@@ -132,6 +132,8 @@ describe(`workload identities (${dialectName})`, () => {
       [{ trustedCidrs: ['not-an-address'] }, 'trustedCidrs'],
       [{ trustedCidrs: Array.from({ length: 21 }, (_, i) => `10.0.0.${i}`) }, 'trustedCidrs'],
       [{ projectId: 'Not A Slug!' }, 'projectId'],
+      [{ projectId: 'no-such-project' }, 'projectId'],
+      [{ projectId: '00000000-0000-4000-8000-000000000000' }, 'projectId'],
     ];
     for (const [body, field] of cases) {
       const res = await create(body);

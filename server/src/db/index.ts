@@ -28,6 +28,7 @@ import * as envRevisions from './migrations/2026-11-25T02-env-revisions.js';
 import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
 import * as workloadIdentities from './migrations/2026-11-27T00-workload-identities.js';
+import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -174,6 +175,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       up: (db) => workloadIdentities.up(db, dialect),
       down: workloadIdentities.down,
     },
+    '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
   };
 }
 

@@ -63,12 +63,22 @@ function checkEnvs(envs: string[]): string {
   return JSON.stringify([...new Set(envs)]);
 }
 
-/** A project of the caller's workspace by id or slug (D58), or 404 like any project the caller cannot see. */
+/**
+ * A project of the caller's workspace by id or slug (D58); one that does not exist is the field's error
+ * (D60: a bad field is 400 naming it), as for a webhook's project.
+ */
 async function checkProject(ctx: Ctx, ref: string | null | undefined): Promise<string | null> {
   if (ref === null || ref === undefined) return null;
-  const id = await projectIdOf(ctx, ref);
-  await authorizeProject(ctx, id);
-  return id;
+  const id = await projectIdOf(ctx, ref).catch(() => null);
+  if (id) {
+    try {
+      await authorizeProject(ctx, id);
+      return id;
+    } catch (e) {
+      if (!(e instanceof AppError && e.code === 'NOT_FOUND')) throw e;
+    }
+  }
+  throw validation('projectId', 'projectId names no project of this workspace');
 }
 
 const cidrsJson = (list: string[]) => JSON.stringify([...new Set(list)]);
