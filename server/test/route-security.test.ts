@@ -16,6 +16,7 @@ const PUBLIC = new Set([
   'GET /v1/auth/invite',
   // D60: the platform JWT is the credential
   'POST /v1/auth/oidc',
+  'GET /v1/auth/options',
   'GET /healthz',
   'GET /readyz',
   'POST /v1/auth/logout',

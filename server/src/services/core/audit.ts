@@ -41,7 +41,8 @@ export interface AuditFilters {
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
  * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Each entry names
- * its actor as D34 does: the user's name, `token:<name>`, or `identity:<name>` (D60) (a join, not a lookup per row).
+ * its actor as D34 does: the user's name, `token:<name>`, or `identity:<name>` (D60), and its project by
+ * name and slug (joins, not a lookup per row).
  */
 export async function auditPage(
   db: Db,
@@ -57,8 +58,15 @@ export async function auditPage(
     .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
     // D60: a token issued to a workload identity acts as the identity (actor id: the identity's id).
     .leftJoin('workload_identities as wi', (j) => j.onRef('wi.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
+    .leftJoin('projects as p', 'p.id', 'a.project_id')
     .selectAll('a')
-    .select(['u.name as user_name', 't.name as token_name', 'wi.name as identity_name'])
+    .select([
+      'u.name as user_name',
+      't.name as token_name',
+      'wi.name as identity_name',
+      'p.name as project_name',
+      'p.slug as project_slug',
+    ])
     .where('a.workspace_id', '=', scope.workspaceId);
   if (scope.projectId) q = q.where('a.project_id', '=', scope.projectId);
   if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
@@ -89,6 +97,10 @@ export async function auditPage(
             : null),
       detail: r.detail === null ? null : JSON.parse(r.detail),
       createdAt: r.created_at,
+      project:
+        r.project_id === null || r.project_name === null
+          ? null
+          : { id: r.project_id, name: r.project_name, slug: r.project_slug ?? r.project_id },
     })),
     nextCursor: rows.length > limit ? encodeCursor(Number(page[page.length - 1]!.id)) : '',
   };
