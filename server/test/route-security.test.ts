@@ -17,6 +17,8 @@ const PUBLIC = new Set([
   // D60: the platform JWT is the credential
   'POST /v1/auth/oidc',
   'GET /v1/auth/options',
+  // D69: the login and signup pages say when signup is closed or by invitation only.
+  'GET /v1/auth/signup-mode',
   'GET /healthz',
   'GET /readyz',
   'POST /v1/auth/logout',
@@ -27,6 +29,8 @@ const JWT_ONLY = [
   /^\/v1\/me(\/|$)/,
   /^\/v1\/workspace(\/|$)/,
   /^\/v1\/tokens(\/|$)/,
+  // D69: instance administration is done through a session.
+  /^\/v1\/admin(\/|$)/,
   /^\/v1\/auth\/(session|switch-workspace|accept-invite|resend-verification)$/,
 ];
 
