@@ -39,6 +39,8 @@ const table = {
   authOptions: { method: 'GET', path: '/v1/auth/options', auth: 'none' },
   getSession: { method: 'GET', path: '/v1/auth/session', auth: 'jwt' },
   switchWorkspace: { method: 'POST', path: '/v1/auth/switch-workspace', auth: 'jwt' },
+  // D60: a platform's identity token exchanged for a short-lived access token
+  oidcLogin: { method: 'POST', path: '/v1/auth/oidc', auth: 'none' },
   /** D69: the instance's signup mode, for the login and signup pages. */
 
   // me (D12)
@@ -114,6 +116,13 @@ const table = {
   deleteWebhook: { method: 'DELETE', path: '/v1/workspace/webhooks/:id', auth: 'jwt' },
   listDeliveries: { method: 'GET', path: '/v1/workspace/webhooks/:id/deliveries', auth: 'jwt' },
   testWebhook: { method: 'POST', path: '/v1/workspace/webhooks/:id/test', auth: 'jwt' },
+
+  // workload identities (D60): Owner only, dashboard session only (D10)
+  listIdentities: { method: 'GET', path: '/v1/workspace/identities', auth: 'jwt' },
+  createIdentity: { method: 'POST', path: '/v1/workspace/identities', auth: 'jwt' },
+  getIdentity: { method: 'GET', path: '/v1/workspace/identities/:id', auth: 'jwt' },
+  updateIdentity: { method: 'PATCH', path: '/v1/workspace/identities/:id', auth: 'jwt' },
+  deleteIdentity: { method: 'DELETE', path: '/v1/workspace/identities/:id', auth: 'jwt' },
 
   // workspace, team, invites
   getWorkspace: { method: 'GET', path: '/v1/workspace', auth: 'jwt' },

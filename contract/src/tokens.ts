@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envName, timestamp, uuid } from './common.js';
+import { trustedCidrs } from './identities.js';
 
 export const tokenScope = z.enum(['read', 'write', 'deploy']);
 /** D31: `expiresIn` is 30, 90 or 365 days; omitted or null means no expiry. */
@@ -17,6 +18,8 @@ export const createTokenBody = z.strictObject({
     .union([z.literal(30), z.literal(90), z.literal(365)])
     .nullable()
     .optional(),
+  /** D62: where the token may be used from; absent or empty: anywhere. */
+  trustedCidrs: trustedCidrs.optional(),
 });
 export const accessToken = z.object({
   id: uuid,
@@ -28,6 +31,7 @@ export const accessToken = z.object({
   lastUsedAt: timestamp.nullable(),
   expiresAt: timestamp.nullable(),
   createdAt: timestamp,
+  trustedCidrs: z.array(z.string()),
 });
 export const listTokensResponse = z.object({ tokens: z.array(accessToken) });
 export const createTokenResponse = z.object({
@@ -38,6 +42,7 @@ export const createTokenResponse = z.object({
   envs: z.array(z.string()),
   projectId: uuid.nullable(),
   expiresAt: timestamp.nullable(),
+  trustedCidrs: z.array(z.string()),
 });
 export const rotateTokenResponse = z.object({
   id: uuid,
@@ -45,21 +50,28 @@ export const rotateTokenResponse = z.object({
   name: z.string(),
   scope: tokenScope,
   envs: z.array(z.string()),
+  trustedCidrs: z.array(z.string()),
 });
 export const tokenParams = z.strictObject({ id: uuid });
 /**
  * D58: `GET /v1/auth/token`, an access token describing itself (for `svcenv whoami`): never the token,
  * only what the dashboard's token list shows of it.
  */
-export const tokenSelfResponse = accessToken.pick({
-  id: true,
-  name: true,
-  tokenPrefix: true,
-  scope: true,
-  envs: true,
-  projectId: true,
-  expiresAt: true,
-});
+export const tokenSelfResponse = accessToken
+  .pick({
+    id: true,
+    name: true,
+    tokenPrefix: true,
+    scope: true,
+    envs: true,
+    projectId: true,
+    expiresAt: true,
+    trustedCidrs: true,
+  })
+  .extend({
+    /** D60: present when the token was issued to a workload identity (its name is then `identity:<name>`). */
+    identity: z.object({ id: uuid, name: z.string() }).optional(),
+  });
 
 export type AccessToken = z.infer<typeof accessToken>;
 export type TokenSelf = z.infer<typeof tokenSelfResponse>;

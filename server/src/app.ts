@@ -16,6 +16,7 @@ import { benchFloorRoutes } from './routes/bench.js';
 import { changeRequestRoutes } from './routes/change-requests.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
 import { healthRoutes } from './routes/health.js';
+import { identityRoutes } from './routes/identities.js';
 import { meRoutes } from './routes/me.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { openApiRoutes } from './routes/openapi.js';
@@ -70,6 +71,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(pullRoutes, { prefix: '/v1' });
   await app.register(tokenRoutes, { prefix: '/v1' });
   await app.register(webhookRoutes, { prefix: '/v1' });
+  await app.register(identityRoutes, { deps, prefix: '/v1' });
   await app.register(workspaceRoutes, { prefix: '/v1' });
   await app.register(projectMemberRoutes, { prefix: '/v1' });
   await app.register(adminRoutes, { prefix: '/v1' });

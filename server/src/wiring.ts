@@ -14,6 +14,7 @@ import { RateLimiter, RedisLimitStore } from './lib/rate-limit.js';
 import { AuditBatcher } from './runtime/audit-batcher.js';
 import { authnQueries, JwtCodec, VerifiedTokenCache } from './runtime/credentials.js';
 import { EnvWatch } from './runtime/env-watch.js';
+import { IssuerKeyCache } from './runtime/issuer-keys.js';
 import { RenderCache } from './runtime/render-cache.js';
 import { UnchangedPullAudits } from './runtime/unchanged-pulls.js';
 import type { Deps } from './services/core/deps.js';
@@ -85,6 +86,12 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       opts.config.REDIS_URL ? new RedisLimitStore(opts.config.REDIS_URL, opts.config.REDIS_KEY_PREFIX) : null,
       log,
     ),
+    // D60: issuers are reached on the webhooks' address rules (D5), with the same DNS.
+    issuerKeys: new IssuerKeyCache({
+      clock: opts.clock,
+      allowPrivate: opts.config.WEBHOOK_ALLOW_PRIVATE,
+      resolve: webhooks.resolve,
+    }),
     accountKeys: {
       mfaSecret: deriveKey(opts.masterKey, 'mfa-totp-secret'),
       backupCode: deriveKey(opts.masterKey, 'mfa-backup-code'),

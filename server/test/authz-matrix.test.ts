@@ -358,6 +358,22 @@ describe(`authorization matrix (${dialectName})`, () => {
     return res.body.id;
   };
 
+  /** D60: an identity whose issuer is the receiver (never fetched: no one signs in here). */
+  const freshIdentity = async () => {
+    const res = await asOwner('POST', '/v1/workspace/identities', {
+      name: `identity-${seq++}`,
+      issuer: receiver.url(''),
+      audience: 'matrix',
+      envs: ['*'],
+    });
+    return (res.body as { id: string }).id;
+  };
+  let standing: Promise<string> | undefined;
+  const standingIdentity = () => {
+    if (!standing) standing = freshIdentity();
+    return standing;
+  };
+
   const ops: Op[] = [
     {
       name: 'list',
@@ -1016,6 +1032,61 @@ describe(`authorization matrix (${dialectName})`, () => {
       credential: 'jwt',
       ok: 202,
       run: (t) => call(t, 'POST', `/v1/workspace/webhooks/${hookId}/test`),
+    },
+    // ---- workload identities (D60: Owner only, session only, D10) ----
+    {
+      name: 'list identities',
+      route: 'GET /v1/workspace/identities',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'GET', '/v1/workspace/identities'),
+    },
+    {
+      name: 'create an identity',
+      route: 'POST /v1/workspace/identities',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 201,
+      run: (t) =>
+        call(t, 'POST', '/v1/workspace/identities', {
+          name: `made-${seq++}`,
+          issuer: receiver.url(''),
+          audience: 'matrix',
+          envs: ['*'],
+        }),
+    },
+    {
+      name: 'read an identity',
+      route: 'GET /v1/workspace/identities/{id}',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: async (t) => call(t, 'GET', `/v1/workspace/identities/${await standingIdentity()}`),
+    },
+    {
+      name: 'update an identity',
+      route: 'PATCH /v1/workspace/identities/{id}',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: async (t) =>
+        call(t, 'PATCH', `/v1/workspace/identities/${await standingIdentity()}`, {
+          ttlSeconds: 600,
+        }),
+    },
+    {
+      name: 'delete an identity',
+      route: 'DELETE /v1/workspace/identities/{id}',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 204,
+      run: async (t) => call(t, 'DELETE', `/v1/workspace/identities/${await freshIdentity()}`),
     },
     // ---- the caller's own workspaces (D68) and instance administration (D69; JWT only) ----
     {

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { operations as ops } from '@svcenv/contract/operations';
 import { describe, expect, it } from 'vitest';
 import { createProject, createToken, dialectName, freshPgSchema, signupUser, startServer, upsert } from './harness.js';
+import { startIssuer } from './oidc-issuer.js';
 
 /**
  * D2: several instances serve the same data with identical behaviour. Each instance caches resolved
@@ -45,6 +47,54 @@ describe(`two instances on one database (${dialectName})`, () => {
     } finally {
       await a.stop();
       await b.stop();
+      await pg?.drop();
+    }
+  });
+
+  it('refuse the token of an updated or deleted identity on the other instance at once (D60)', async () => {
+    const pg = process.env.TEST_DATABASE_URL ? await freshPgSchema() : null;
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-multi-'));
+    const env: Record<string, string> = {
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      ...(pg ? { DATABASE_URL: pg.url, MASTER_KEY: randomBytes(32).toString('base64') } : {}),
+    };
+    const issuer = await startIssuer();
+    const a = await startServer({ dataDir, env });
+    const b = await startServer({ dataDir, env });
+    try {
+      const { jwt } = await signupUser(a, 'Multi');
+      const p = await createProject(a, jwt);
+      await upsert(a, jwt, p.id, ['dev'], [{ key: 'A', value: 'one', type: 'plain' }]);
+      const made = await a.call(
+        ops.createIdentity,
+        { body: { name: 'ci', issuer: issuer.url, audience: 'svcenv', envs: ['dev'], projectId: p.id } },
+        jwt,
+      );
+      expect(made.status).toBe(201);
+      const exchange = async () => {
+        const platform = await issuer.sign({
+          iss: issuer.url,
+          aud: 'svcenv',
+          sub: 'job',
+          exp: Math.floor(Date.now() / 1000) + 60,
+        });
+        const res = await a.call(ops.oidcLogin, { body: { identity: made.body.id, token: platform } });
+        expect(res.status).toBe(201);
+        return res.body.token;
+      };
+      const pullOnB = (token: string) => b.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
+      const first = await exchange();
+      expect((await pullOnB(first)).status).toBe(200);
+      await a.call(ops.updateIdentity, { params: { id: made.body.id }, body: { ttlSeconds: 300 } }, jwt);
+      expect((await pullOnB(first)).status).toBe(401);
+      const second = await exchange();
+      expect((await pullOnB(second)).status).toBe(200);
+      expect((await a.call(ops.deleteIdentity, { params: { id: made.body.id } }, jwt)).status).toBe(204);
+      expect((await pullOnB(second)).status).toBe(401);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await issuer.stop();
       await pg?.drop();
     }
   });

@@ -14,6 +14,8 @@ const PUBLIC = new Set([
   'POST /v1/auth/forgot-password',
   'POST /v1/auth/reset-password',
   'GET /v1/auth/invite',
+  // D60: the platform JWT is the credential
+  'POST /v1/auth/oidc',
   'GET /v1/auth/options',
   'GET /healthz',
   'GET /readyz',

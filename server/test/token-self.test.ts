@@ -36,6 +36,7 @@ describe(`an access token describes itself (${dialectName})`, () => {
       envs: ['staging', 'prod'],
       projectId: p.id,
       expiresAt: restricted.expiresAt,
+      trustedCidrs: [],
     });
     expect(res.text).not.toContain(restricted.token);
 

@@ -39,6 +39,7 @@ describe(`access tokens (${dialectName})`, () => {
       envs: ['dev'],
       projectId: p.id,
       expiresAt: expect.any(String),
+      trustedCidrs: [],
     });
     expect(res.body.token).toMatch(/^tok_live_[0-9A-Za-z]{38}$/);
     expect(tokenChecksumValid(res.body.token)).toBe(true);
@@ -62,6 +63,7 @@ describe(`access tokens (${dialectName})`, () => {
         lastUsedAt: null,
         expiresAt: res.body.expiresAt,
         createdAt: expect.any(String),
+        trustedCidrs: [],
       },
     ]);
     expect(list.text).not.toContain(res.body.token);
@@ -143,6 +145,7 @@ describe(`access tokens (${dialectName})`, () => {
       name: expect.any(String),
       scope: 'deploy',
       envs: ['dev'],
+      trustedCidrs: [],
     });
     expect((await app.request('GET', url, { token: old.token })).status).toBe(401);
     expect((await app.request('GET', url, { token: rot.body.token })).status).toBe(200);

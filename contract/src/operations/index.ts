@@ -9,6 +9,7 @@ import * as auth from './auth.js';
 import * as changeRequests from './change-requests.js';
 import * as cliReleases from './cli-releases.js';
 import * as health from './health.js';
+import * as identities from './identities.js';
 import * as me from './me.js';
 import * as meta from './meta.js';
 import * as projectMembers from './project-members.js';
@@ -32,6 +33,7 @@ export const operations = {
   ...pull,
   ...tokens,
   ...webhooks,
+  ...identities,
   ...workspace,
   ...projectMembers,
   ...admin,

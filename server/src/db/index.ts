@@ -28,6 +28,7 @@ import * as envRevisions from './migrations/2026-11-25T02-env-revisions.js';
 import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
 import * as auditSearch from './migrations/2026-11-27T00-audit-search.js';
+import * as workloadIdentities from './migrations/2026-11-27T00-workload-identities.js';
 import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
@@ -202,6 +203,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-25T02-env-revisions': { up: envRevisions.up, down: envRevisions.down },
     '2026-11-25T03-change-requests': { up: changeRequests.up, down: changeRequests.down },
     '2026-11-25T04-project-slugs': { up: projectSlugs.up, down: projectSlugs.down },
+    '2026-11-27T00-workload-identities': {
+      up: (db) => workloadIdentities.up(db, dialect),
+      down: workloadIdentities.down,
+    },
     '2026-11-27T00-audit-search': { up: (db) => auditSearch.up(db, dialect), down: auditSearch.down },
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
     '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },

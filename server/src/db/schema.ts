@@ -18,6 +18,8 @@ export interface Database {
   project_members: ProjectMembersTable;
   env_permissions: EnvPermissionsTable;
   access_tokens: AccessTokensTable;
+  workload_identities: WorkloadIdentitiesTable;
+  identity_tokens: IdentityTokensTable;
   audit_logs: AuditLogsTable;
   jobs: JobsTable;
   webhooks: WebhooksTable;
@@ -59,6 +61,40 @@ export interface InvitesTable {
   expires_at: string;
   accepted_at: string | null;
   revoked_at: string | null;
+  created_at: string;
+}
+
+/** D60: a workload identity; `deleted_at` keeps a deleted one's name for the audit log. */
+export interface WorkloadIdentitiesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  issuer: string;
+  audience: string;
+  subject: string | null;
+  /** JSON object: claim name → `*` pattern. */
+  claims: string;
+  scope: 'read' | 'write';
+  project_id: string | null;
+  /** JSON array of environment names, or ["*"]. */
+  envs: string;
+  ttl_seconds: number;
+  /** D62: JSON array; empty: anywhere. */
+  trusted_cidrs: string;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  last_login_at: string | null;
+  deleted_at: string | null;
+}
+
+/** D60: an access token issued to an identity; `token_digest` is SHA-256 of the token (hex). */
+export interface IdentityTokensTable {
+  id: string;
+  identity_id: string;
+  token_prefix: string;
+  token_digest: string;
+  expires_at: string;
   created_at: string;
 }
 
@@ -241,6 +277,8 @@ export interface AccessTokensTable {
   expires_at: string | null;
   revoked_at: string | null;
   created_at: string;
+  /** D62: JSON array of addresses and CIDR ranges; null (or empty): anywhere. */
+  trusted_cidrs: string | null;
 }
 
 export interface AuditLogsTable {

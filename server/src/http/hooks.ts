@@ -61,7 +61,7 @@ export function addRequestHooks(
     const mode = request.routeOptions.config.auth;
     if (mode && mode !== 'none') {
       const header = request.headers.authorization ?? sessionCookieCredential(request, mode);
-      const { principal, epoch } = await authenticate(deps.authn, header, mode);
+      const { principal, epoch } = await authenticate(deps.authn, header, mode, request.ip);
       request.ctx = { deps, principal, epoch };
     }
   });

@@ -1,11 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
-import { type Resolver, resolveTarget, TargetRefused, urlHost } from '../lib/net-guard.js';
+import { pinnedLookup, type Resolver, resolveTarget, TargetRefused, urlHost } from '../lib/net-guard.js';
 import { openWebhookSecret, signWebhookBody } from '../lib/webhook-signing.js';
 import { FinalJobError, type JobKind } from './queue.js';
 
@@ -100,10 +99,7 @@ export async function sendWebhook(opts: {
     const reason = e instanceof Error && e.message === 'timeout' ? 'timeout' : `dns error ${errorCode(e)}`;
     return { status: 0, error: reason, durationMs: elapsed(), refused: false };
   }
-  const lookup: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as any)(null, [target]);
-    else callback(null, target.address, target.family);
-  };
+  const lookup = pinnedLookup(target);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<SendResult>((resolve) => {
     let settled = false;

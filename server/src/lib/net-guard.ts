@@ -1,5 +1,8 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { validation } from './errors.js';
 
 /**
  * D5 SSRF guard for webhook targets: by default a webhook may only reach public unicast addresses. The
@@ -136,4 +139,124 @@ export async function resolveTarget(
     throw new TargetRefused('target is a loopback, private or reserved address (WEBHOOK_ALLOW_PRIVATE is off)');
   }
   return addresses;
+}
+
+/** A socket `lookup` that answers the one address already checked, so the connection goes where the check said. */
+export function pinnedLookup(target: ResolvedAddress): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all) (callback as (e: null, a: ResolvedAddress[]) => void)(null, [target]);
+    else callback(null, target.address, target.family);
+  };
+}
+
+export class FetchFailed extends Error {}
+
+/**
+ * A GET of a URL on the D5 rules (https, or http with private targets allowed; public addresses only unless
+ * allowed; never link-local or metadata), connected to the checked address, not following redirects, the
+ * whole exchange (DNS included) within `timeoutMs` and the body within `maxBytes`. Anything else throws
+ * FetchFailed with a short reason that names no URL.
+ */
+export async function fetchGuarded(
+  raw: string,
+  opts: { allowPrivate: boolean; resolve: Resolver; timeoutMs: number; maxBytes: number },
+): Promise<Buffer> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FetchFailed('not a URL');
+  }
+  if (url.protocol !== 'https:' && !(opts.allowPrivate && url.protocol === 'http:')) {
+    throw new FetchFailed('https is required');
+  }
+  if (url.username || url.password) throw new FetchFailed('credentials in the URL');
+  const host = urlHost(url);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), opts.timeoutMs);
+  const aborted = new Promise<never>((_, reject) =>
+    controller.signal.addEventListener('abort', () => reject(new FetchFailed('timeout'))),
+  );
+  aborted.catch(() => {});
+  try {
+    let target: ResolvedAddress;
+    try {
+      [target] = (await Promise.race([resolveTarget(host, opts.allowPrivate, opts.resolve), aborted])) as [
+        ResolvedAddress,
+      ];
+    } catch (e) {
+      if (e instanceof FetchFailed) throw e;
+      throw new FetchFailed(e instanceof TargetRefused ? 'address refused (D5)' : 'host not resolved');
+    }
+    const send = url.protocol === 'https:' ? httpsGet : httpGet;
+    return await new Promise<Buffer>((resolve, reject) => {
+      const req = send({
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port || undefined,
+        path: `${url.pathname}${url.search}`,
+        headers: { accept: 'application/json', 'user-agent': 'svcenv' },
+        agent: false,
+        lookup: pinnedLookup(target),
+        signal: controller.signal,
+        ...(isIP(host) ? {} : { servername: host }),
+      });
+      req.on('error', () => reject(new FetchFailed(controller.signal.aborted ? 'timeout' : 'network error')));
+      req.on('response', (res) => {
+        if (res.statusCode !== 200) {
+          res.destroy();
+          return reject(new FetchFailed(`status ${res.statusCode}`));
+        }
+        if (Number(res.headers['content-length'] ?? 0) > opts.maxBytes) {
+          res.destroy();
+          return reject(new FetchFailed('response too large'));
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > opts.maxBytes) {
+            res.destroy();
+            reject(new FetchFailed('response too large'));
+          } else chunks.push(c);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', () => reject(new FetchFailed(controller.signal.aborted ? 'timeout' : 'network error')));
+      });
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * D5/D35 for a URL an Owner configures (webhook targets, D60 issuers): https (http only with private targets
+ * allowed), no user name or password, a host whose addresses pass `resolveTarget`. Throws 400 VALIDATION
+ * naming `field`.
+ */
+export async function checkTargetUrl(
+  raw: string,
+  field: string,
+  opts: { allowPrivate: boolean; resolve: Resolver },
+): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw validation(field, `${field} must be an absolute https:// URL`);
+  }
+  if (url.protocol !== 'https:' && !(opts.allowPrivate && url.protocol === 'http:')) {
+    throw validation(field, `${field} must use https:// (http:// only with WEBHOOK_ALLOW_PRIVATE=true)`);
+  }
+  if (url.username || url.password) throw validation(field, `${field} must not contain a user name or password`);
+  if (!url.hostname) throw validation(field, `${field} must name a host`);
+  try {
+    await resolveTarget(urlHost(url), opts.allowPrivate, opts.resolve);
+  } catch (e) {
+    if (e instanceof TargetRefused) {
+      throw validation(field, `${field} must not target a loopback, private, link-local or reserved address (D5)`);
+    }
+    throw validation(field, `the host of ${field} could not be resolved`);
+  }
+  return url;
 }

@@ -24,7 +24,7 @@ export async function pullRoutes(app: FastifyInstance) {
       },
       async () => ({
         deps: req.ctx.deps,
-        ...(await authenticate(req.ctx.deps.authn, req.headers.authorization, 'token')),
+        ...(await authenticate(req.ctx.deps.authn, req.headers.authorization, 'token', req.ip)),
       }),
     );
     reply.header('etag', result.etag);

@@ -87,11 +87,32 @@ export function authnQueries(db: Db) {
           't.expires_at',
           't.revoked_at',
           't.last_used_at',
+          't.trusted_cidrs',
           'u.id as user_id',
           'u.name as user_name',
           'm.ws_role',
         ])
         .where('t.token_prefix', '=', prefix),
+    ),
+    /** D60: tokens issued to workload identities, with the identity's current grant (deleted: no row). */
+    identityTokensByPrefix: hotQuery(db, 1, (prefix: string) =>
+      db
+        .selectFrom('identity_tokens as t')
+        .innerJoin('workload_identities as i', 'i.id', 't.identity_id')
+        .select([
+          't.id',
+          't.token_digest',
+          't.expires_at',
+          'i.id as identity_id',
+          'i.name',
+          'i.workspace_id',
+          'i.scope',
+          'i.envs',
+          'i.project_id',
+          'i.trusted_cidrs',
+        ])
+        .where('t.token_prefix', '=', prefix)
+        .where('i.deleted_at', 'is', null),
     ),
   };
 }

@@ -42,7 +42,7 @@ export interface AuditFilters {
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
  * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Each entry names
- * its actor as D34 does: the user's name, or `token:<name>`, and its project by name and slug (joins, not a
+ * its actor as D34 does: the user's name, `token:<name>` or `identity:<name>` (D60), and its project by name and slug (joins, not a
  * lookup per row).
  *
  * D64: newest first is `(created_at, id)` descending, and every combination of filters has an index that is
@@ -70,7 +70,13 @@ export async function auditPage(
       targetEnv: r.target_env,
       actorId: r.actor_id,
       actorType: r.actor_type,
-      actorName: r.user_name ?? (r.token_name === null ? null : `token:${r.token_name}`),
+      actorName:
+        r.user_name ??
+        (r.token_name !== null
+          ? `token:${r.token_name}`
+          : r.identity_name !== null
+            ? `identity:${r.identity_name}`
+            : null),
       detail: r.detail === null ? null : JSON.parse(r.detail),
       createdAt: r.created_at,
       project:
@@ -96,9 +102,17 @@ export function auditPageQuery(
     .selectFrom('audit_logs as a')
     .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.actor_id').on('a.actor_type', '=', 'user'))
     .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
+    // D60: a token issued to a workload identity acts as the identity (actor id: the identity's id).
+    .leftJoin('workload_identities as wi', (j) => j.onRef('wi.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
     .leftJoin('projects as p', 'p.id', 'a.project_id')
     .selectAll('a')
-    .select(['u.name as user_name', 't.name as token_name', 'p.name as project_name', 'p.slug as project_slug']);
+    .select([
+      'u.name as user_name',
+      't.name as token_name',
+      'wi.name as identity_name',
+      'p.name as project_name',
+      'p.slug as project_slug',
+    ]);
   q = scope.projectId
     ? q.where('a.project_id', '=', scope.projectId)
     : q.where('a.workspace_id', '=', scope.workspaceId);

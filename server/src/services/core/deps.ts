@@ -9,6 +9,7 @@ import type { Resolution } from '../../lib/references.js';
 import type { AuditBatcher } from '../../runtime/audit-batcher.js';
 import type { AuthnQueries, JwtCodec, VerifiedTokenCache } from '../../runtime/credentials.js';
 import type { EnvWatch } from '../../runtime/env-watch.js';
+import type { IssuerKeyCache } from '../../runtime/issuer-keys.js';
 import type { RenderCache } from '../../runtime/render-cache.js';
 import type { UnchangedPullAudits } from '../../runtime/unchanged-pulls.js';
 import type { PlainVar } from './values.js';
@@ -42,6 +43,8 @@ export interface Deps {
   watch: EnvWatch;
   /** Rate limits (D14, D11), shared by all instances through Redis when REDIS_URL is set (D2). */
   limiter: RateLimiter;
+  /** D60: the signing keys of workload-identity issuers (services/identity/oidc.ts). */
+  issuerKeys: IssuerKeyCache;
   /** Master-key-derived keys for TOTP secrets and backup code digests (services/identity/mfa.ts). */
   accountKeys: AccountKeys;
 }

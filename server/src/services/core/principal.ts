@@ -11,11 +11,18 @@ export interface TokenGrant {
   envs: string[];
   /** null: workspace-wide. */
   projectId: string | null;
+  /** D62: the addresses and ranges it may be used from; empty: anywhere. */
+  trustedCidrs: readonly string[];
+  /** D60: the workload identity it was issued to (its access is the identity's alone), else null. */
+  identity: { id: string; name: string } | null;
 }
 
 export interface Principal {
   kind: 'user' | 'token';
-  /** The user, or for a token the user who created it (whose permissions bound the token, D32). */
+  /**
+   * The user, or for a token the user who created it (whose permissions bound the token, D32). For a token
+   * issued to a workload identity (D60), the identity's id: it acts as an Owner bounded by the grant alone.
+   */
   userId: string;
   userName: string;
   workspaceId: string;

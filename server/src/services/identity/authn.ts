@@ -1,8 +1,11 @@
+import { timingSafeEqual } from 'node:crypto';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
+import { type CidrRange, cidrContains, parseCidr, parseIp } from '@svcenv/contract';
 import { cachedRows, readEpoch } from '../../db/epoch-cache.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { unauthorized } from '../../lib/errors.js';
+import { forbidden, unauthorized } from '../../lib/errors.js';
 import { TOKEN_DISPLAY_PREFIX_LEN, TOKEN_PREFIX, tokenChecksumValid } from '../../lib/ids.js';
+import { auditRow, recordAudit } from '../core/audit.js';
 import type { Authenticated } from '../core/context.js';
 import type { AuthnDeps } from '../core/deps.js';
 import type { Principal } from '../core/principal.js';
@@ -30,16 +33,24 @@ export function bearer(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
+/**
+ * The caller behind the Authorization header. `ip` is the client address (http/server.ts: the connection's,
+ * or the one X-Forwarded-For gives under TRUST_PROXY/TRUSTED_PROXIES), which a token bound to networks
+ * (D62) must come from.
+ */
 export async function authenticate(
   deps: AuthnDeps,
   header: string | undefined,
   mode: AuthMode,
+  ip: string,
 ): Promise<Authenticated> {
   const credential = bearer(header);
   if (!credential) throw unauthorized('an Authorization: Bearer credential is required');
   if (credential.startsWith(TOKEN_PREFIX)) {
     if (mode === 'jwt') throw unauthorized('this endpoint requires a dashboard session (JWT), not an access token');
-    return authenticateToken(deps, credential);
+    const authenticated = await authenticateToken(deps, credential);
+    await requireTrustedAddress(deps, authenticated.principal, ip);
+    return authenticated;
   }
   if (mode === 'token') throw unauthorized('this endpoint requires an access token (tok_live_...), not a session');
   return { principal: await authenticateJwt(deps, credential), epoch: undefined };
@@ -105,11 +116,98 @@ async function authenticateToken(deps: AuthnDeps, token: string): Promise<Authen
         scope: row.scope,
         envs: JSON.parse(row.envs) as string[],
         projectId: row.project_id,
+        trustedCidrs: row.trusted_cidrs ? (JSON.parse(row.trusted_cidrs) as string[]) : [],
+        identity: null,
+      },
+    };
+    return { principal, epoch };
+  }
+  return authenticateIdentityToken(deps, digest, prefix, epoch);
+}
+
+/**
+ * D60: a token issued to a workload identity. Its access is the identity's grant as it stands now (scope,
+ * project, environments), not bounded by any person's permissions: the identity belongs to the workspace.
+ * An updated or deleted identity has no tokens left (services/identity/identities.ts), so the row lookup
+ * itself refuses them, on every instance (per-request reads, or the SQLite epoch cache).
+ */
+async function authenticateIdentityToken(
+  deps: AuthnDeps,
+  digest: string,
+  prefix: string,
+  epoch: number | undefined,
+): Promise<Authenticated> {
+  const rows = await cachedRows(
+    deps.db,
+    `identity-token|${prefix}`,
+    () => deps.queries.identityTokensByPrefix(prefix),
+    epoch,
+  );
+  const presented = Buffer.from(digest, 'hex');
+  for (const row of rows) {
+    // A 190-bit random token: its SHA-256, compared in constant time, is all the stored secret needs.
+    const stored = Buffer.from(row.token_digest, 'hex');
+    if (stored.length !== presented.length || !timingSafeEqual(stored, presented)) continue;
+    if (row.expires_at <= deps.clock.now().toISOString()) throw unauthorized('this access token has expired');
+    const name = `identity:${row.name}`;
+    const principal: Principal = {
+      kind: 'token',
+      userId: row.identity_id,
+      userName: name,
+      workspaceId: row.workspace_id,
+      wsRole: 'Owner',
+      actorId: row.identity_id,
+      actorName: name,
+      token: {
+        id: row.id,
+        name,
+        scope: row.scope,
+        envs: JSON.parse(row.envs) as string[],
+        projectId: row.project_id,
+        trustedCidrs: JSON.parse(row.trusted_cidrs) as string[],
+        identity: { id: row.identity_id, name: row.name },
       },
     };
     return { principal, epoch };
   }
   throw unauthorized('invalid access token');
+}
+
+const parsedRanges = new Map<string, CidrRange[]>();
+
+/** D62: whether `ip` lies in one of `cidrs` (empty: anywhere). Lists are parsed once per process. */
+export function addressAllowed(cidrs: readonly string[], ip: string): boolean {
+  if (cidrs.length === 0) return true;
+  const address = parseIp(ip);
+  if (!address) return false;
+  const key = cidrs.join(',');
+  let ranges = parsedRanges.get(key);
+  if (!ranges) {
+    ranges = cidrs.map(parseCidr).filter((r): r is CidrRange => r !== null);
+    if (parsedRanges.size >= 10_000) parsedRanges.clear();
+    parsedRanges.set(key, ranges);
+  }
+  return ranges.some((r) => cidrContains(r, address));
+}
+
+export const DENIED_ADDRESS = 'token not allowed from this address';
+
+/**
+ * D62: a token (or an identity, D60) bound to networks, used from elsewhere: 403, audited
+ * `token.denied_address` with the address, and nothing else happens.
+ */
+export async function requireTrustedAddress(
+  deps: Pick<AuthnDeps, 'db' | 'clock'>,
+  principal: Principal,
+  ip: string,
+  cidrs: readonly string[] = principal.token?.trustedCidrs ?? [],
+): Promise<void> {
+  if (addressAllowed(cidrs, ip)) return;
+  await recordAudit(
+    deps.db,
+    auditRow(deps.clock, principal, { action: 'token.denied_address', detail: { address: ip } }),
+  );
+  throw forbidden(DENIED_ADDRESS);
 }
 
 /**

@@ -9,6 +9,8 @@ export const LOGIN_PER_IP: LimitRule = { name: 'login-ip', max: 10, windowMs: 60
  * (ADR 0003). Unknown emails are counted the same way, so the limit does not reveal which accounts exist.
  */
 export const FAILURES_PER_ACCOUNT: LimitRule = { name: 'auth-fail', max: 100, windowMs: 3_600_000 };
+/** D60: 60 workload-identity sign-ins per minute per client address and identity. */
+export const OIDC_LOGIN_PER_IP_AND_IDENTITY: LimitRule = { name: 'oidc-login', max: 60, windowMs: 60_000 };
 /** Spec "Limits" and D11: one resend-verification per minute per user. */
 export const RESEND_PER_USER: LimitRule = { name: 'resend-verification', max: 1, windowMs: 60_000 };
 

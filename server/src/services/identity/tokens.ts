@@ -30,8 +30,11 @@ function present(row: Selectable<AccessTokensTable>): AccessToken {
     lastUsedAt: row.last_used_at,
     expiresAt: row.expires_at,
     createdAt: row.created_at,
+    trustedCidrs: cidrsOf(row.trusted_cidrs),
   };
 }
+
+const cidrsOf = (stored: string | null): string[] => (stored ? (JSON.parse(stored) as string[]) : []);
 
 /** The caller's own tokens in this workspace that are not revoked (an Owner sees everyone's). */
 export async function listTokens(ctx: Ctx): Promise<AccessToken[]> {
@@ -54,6 +57,7 @@ export async function createToken(
     envs: string[];
     projectId?: string | null | undefined;
     expiresIn?: number | null | undefined;
+    trustedCidrs?: string[] | undefined;
   },
 ) {
   const { deps, principal } = ctx;
@@ -79,6 +83,7 @@ export async function createToken(
     expires_at: input.expiresIn ? new Date(now.getTime() + input.expiresIn * DAY_MS).toISOString() : null,
     revoked_at: null,
     created_at: now.toISOString(),
+    trusted_cidrs: input.trustedCidrs?.length ? JSON.stringify([...new Set(input.trustedCidrs)]) : null,
   };
   await deps.db.transaction().execute(async (trx) => {
     // The project may be deleted between the check above and this insert: looked up again in the
@@ -93,7 +98,13 @@ export async function createToken(
     await recordChange(trx, ctx, {
       action: 'token.create',
       projectId: row.project_id,
-      detail: { tokenId: row.id, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) },
+      detail: {
+        tokenId: row.id,
+        name: row.name,
+        scope: row.scope,
+        envs: JSON.parse(row.envs),
+        trustedCidrs: cidrsOf(row.trusted_cidrs),
+      },
     });
   });
   const p = present(row);
@@ -105,6 +116,7 @@ export async function createToken(
     envs: p.envs,
     projectId: p.projectId,
     expiresAt: p.expiresAt,
+    trustedCidrs: p.trustedCidrs,
   };
 }
 
@@ -118,6 +130,7 @@ export async function describeOwnToken(ctx: Ctx): Promise<TokenSelf> {
   if (principal.kind !== 'token' || !principal.token) {
     throw unauthorized('this endpoint requires an access token (tok_live_...), not a session');
   }
+  if (principal.token.identity) return describeIdentityToken(ctx);
   const row = await deps.db
     .selectFrom('access_tokens')
     .selectAll()
@@ -135,6 +148,30 @@ export async function describeOwnToken(ctx: Ctx): Promise<TokenSelf> {
     envs: p.envs,
     projectId: p.projectId,
     expiresAt: p.expiresAt,
+    trustedCidrs: p.trustedCidrs,
+  };
+}
+
+/** D60/D61: a token issued to a workload identity describes itself and names the identity. */
+async function describeIdentityToken(ctx: Ctx): Promise<TokenSelf> {
+  const { deps, principal } = ctx;
+  const grant = principal.token!;
+  const row = await deps.db
+    .selectFrom('identity_tokens')
+    .select(['token_prefix', 'expires_at'])
+    .where('id', '=', grant.id)
+    .executeTakeFirst();
+  if (!row) throw unauthorized();
+  return {
+    id: grant.id,
+    name: grant.name,
+    tokenPrefix: row.token_prefix,
+    scope: grant.scope,
+    envs: grant.envs,
+    projectId: grant.projectId,
+    expiresAt: row.expires_at,
+    trustedCidrs: [...grant.trustedCidrs],
+    identity: grant.identity!,
   };
 }
 
@@ -187,7 +224,14 @@ export async function rotateToken(ctx: Ctx, input: { id: string }) {
       detail: { tokenId: id, newTokenId: row.id, name: row.name },
     });
   });
-  return { id: row.id, token, name: row.name, scope: row.scope, envs: JSON.parse(row.envs) as string[] };
+  return {
+    id: row.id,
+    token,
+    name: row.name,
+    scope: row.scope,
+    envs: JSON.parse(row.envs) as string[],
+    trustedCidrs: cidrsOf(row.trusted_cidrs),
+  };
 }
 
 export async function revokeToken(ctx: Ctx, input: { id: string }): Promise<void> {

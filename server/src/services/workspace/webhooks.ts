@@ -5,7 +5,7 @@ import type { WebhooksTable } from '../../db/schema.js';
 import { type DeliveryPayload, WEBHOOK_JOB } from '../../jobs/webhook.js';
 import { notFound, validation } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { resolveTarget, TargetRefused, urlHost } from '../../lib/net-guard.js';
+import { checkTargetUrl } from '../../lib/net-guard.js';
 import { newWebhookSecret, sealWebhookSecret } from '../../lib/webhook-signing.js';
 import { requireOwner, requireUser } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
@@ -42,27 +42,7 @@ function requireWebhookAdmin(principal: Principal): void {
  * only. A user name or password in the URL is refused: it would be stored and shown like any other part.
  */
 async function checkUrl(deps: Pick<Deps, 'webhooks'>, raw: string): Promise<string> {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw validation('url', 'url must be an absolute https:// URL');
-  }
-  const { allowPrivate, resolve } = deps.webhooks;
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
-    throw validation('url', 'url must use https:// (http:// only with WEBHOOK_ALLOW_PRIVATE=true)');
-  }
-  if (url.username || url.password) throw validation('url', 'url must not contain a user name or password');
-  if (!url.hostname) throw validation('url', 'url must name a host');
-  try {
-    await resolveTarget(urlHost(url), allowPrivate, resolve);
-  } catch (e) {
-    if (e instanceof TargetRefused) {
-      throw validation('url', 'url must not target a loopback, private, link-local or reserved address (D5)');
-    }
-    throw validation('url', 'the host of url could not be resolved');
-  }
-  return url.toString();
+  return (await checkTargetUrl(raw, 'url', deps.webhooks)).toString();
 }
 
 /**
