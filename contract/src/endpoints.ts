@@ -112,6 +112,11 @@ const table = {
   listDeliveries: { method: 'GET', path: '/v1/workspace/webhooks/:id/deliveries', auth: 'jwt' },
   testWebhook: { method: 'POST', path: '/v1/workspace/webhooks/:id/test', auth: 'jwt' },
 
+  // audit streams (D65)
+  listAuditStreams: { method: 'GET', path: '/v1/workspace/audit-streams', auth: 'jwt' },
+  createAuditStream: { method: 'POST', path: '/v1/workspace/audit-streams', auth: 'jwt' },
+  deleteAuditStream: { method: 'DELETE', path: '/v1/workspace/audit-streams/:id', auth: 'jwt' },
+
   // workspace, team, invites
   getWorkspace: { method: 'GET', path: '/v1/workspace', auth: 'jwt' },
   renameWorkspace: { method: 'PATCH', path: '/v1/workspace', auth: 'jwt' },

@@ -4,6 +4,7 @@
  * them; the tests too.
  */
 import type { Endpoint, EndpointName } from '../endpoints.js';
+import * as auditStreams from './audit-streams.js';
 import * as auth from './auth.js';
 import * as changeRequests from './change-requests.js';
 import * as cliReleases from './cli-releases.js';
@@ -31,6 +32,7 @@ export const operations = {
   ...pull,
   ...tokens,
   ...webhooks,
+  ...auditStreams,
   ...workspace,
   ...projectMembers,
   ...cliReleases,
