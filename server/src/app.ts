@@ -10,6 +10,7 @@ import { addRequestHooks } from './http/hooks.js';
 import { documentRoutes } from './http/openapi.js';
 import { serverOptions, tlsOptions } from './http/server.js';
 import { Metrics } from './lib/metrics.js';
+import { auditStreamRoutes } from './routes/audit-streams.js';
 import { authRoutes } from './routes/auth.js';
 import { benchFloorRoutes } from './routes/bench.js';
 import { changeRequestRoutes } from './routes/change-requests.js';
@@ -69,6 +70,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(pullRoutes, { prefix: '/v1' });
   await app.register(tokenRoutes, { prefix: '/v1' });
   await app.register(webhookRoutes, { prefix: '/v1' });
+  await app.register(auditStreamRoutes, { prefix: '/v1' });
   await app.register(workspaceRoutes, { prefix: '/v1' });
   await app.register(projectMemberRoutes, { prefix: '/v1' });
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.

@@ -27,6 +27,7 @@ import * as passwordResets from './migrations/2026-11-25T00-password-resets.js';
 import * as envRevisions from './migrations/2026-11-25T02-env-revisions.js';
 import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
+import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -169,6 +170,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-25T02-env-revisions': { up: envRevisions.up, down: envRevisions.down },
     '2026-11-25T03-change-requests': { up: changeRequests.up, down: changeRequests.down },
     '2026-11-25T04-project-slugs': { up: projectSlugs.up, down: projectSlugs.down },
+    '2026-11-27T20-audit-streams': { up: (db) => auditStreams.up(db, dialect), down: auditStreams.down },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { presentAuditEntry, selectAuditEntries } from '../../db/audit-entries.js';
 import type { Db } from '../../db/index.js';
 import type { AuditLogsTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -40,8 +41,8 @@ export interface AuditFilters {
 
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
- * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Each entry names
- * its actor as D34 does: the user's name, or `token:<name>` (a join, not a lookup per row).
+ * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Entries are shown
+ * by db/audit-entries.ts, as the audit streams send them (D65).
  */
 export async function auditPage(
   db: Db,
@@ -51,13 +52,7 @@ export async function auditPage(
   cursor: string | undefined,
 ) {
   const before = decodeCursor(cursor);
-  let q = db
-    .selectFrom('audit_logs as a')
-    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.actor_id').on('a.actor_type', '=', 'user'))
-    .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
-    .selectAll('a')
-    .select(['u.name as user_name', 't.name as token_name'])
-    .where('a.workspace_id', '=', scope.workspaceId);
+  let q = selectAuditEntries(db).where('a.workspace_id', '=', scope.workspaceId);
   if (scope.projectId) q = q.where('a.project_id', '=', scope.projectId);
   if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
   if (filters.actor !== undefined) q = q.where('a.actor_id', '=', filters.actor);
@@ -71,17 +66,7 @@ export async function auditPage(
     .execute();
   const page = rows.slice(0, limit);
   return {
-    logs: page.map((r) => ({
-      id: Number(r.id),
-      action: r.action,
-      targetKey: r.target_key,
-      targetEnv: r.target_env,
-      actorId: r.actor_id,
-      actorType: r.actor_type,
-      actorName: r.user_name ?? (r.token_name === null ? null : `token:${r.token_name}`),
-      detail: r.detail === null ? null : JSON.parse(r.detail),
-      createdAt: r.created_at,
-    })),
+    logs: page.map(presentAuditEntry),
     nextCursor: rows.length > limit ? encodeCursor(Number(page[page.length - 1]!.id)) : '',
   };
 }

@@ -1,0 +1,33 @@
+import type { AuditEntry } from '@svcenv/contract';
+import type { Db } from './index.js';
+
+/**
+ * Audit rows as the API shows them (D36, ADR 0015), in one place for the audit endpoints
+ * (services/core/audit.ts) and the audit streams (jobs/audit-streams.ts, D65: "each entry exactly as the
+ * audit endpoints show it"). Each entry names its actor as D34 does: the user's name, or `token:<name>`,
+ * by two left joins, so a page costs one query whatever its length.
+ */
+export function selectAuditEntries(db: Db) {
+  return db
+    .selectFrom('audit_logs as a')
+    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.actor_id').on('a.actor_type', '=', 'user'))
+    .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
+    .selectAll('a')
+    .select(['u.name as user_name', 't.name as token_name']);
+}
+
+type AuditEntryRow = Awaited<ReturnType<ReturnType<typeof selectAuditEntries>['executeTakeFirstOrThrow']>>;
+
+export function presentAuditEntry(r: AuditEntryRow): AuditEntry {
+  return {
+    id: Number(r.id),
+    action: r.action,
+    targetKey: r.target_key,
+    targetEnv: r.target_env,
+    actorId: r.actor_id,
+    actorType: r.actor_type,
+    actorName: r.user_name ?? (r.token_name === null ? null : `token:${r.token_name}`),
+    detail: r.detail === null ? null : JSON.parse(r.detail),
+    createdAt: r.created_at,
+  };
+}
