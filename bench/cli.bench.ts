@@ -6,7 +6,7 @@
  *   3. `svcenv run --all -- cat FILE` on 1 GiB, 1,000 secrets in scope, beside plain `cat FILE` into
  *        the same sink: /dev/null (the issue's target), a file, and a pipe. Into /dev/null plain cat
  *        runs at page-cache copy speed, while `run` must read its child's output through a socket.
- * Targets (issue 6): 2 within 3x of its floor and faster than dotenvx; 3 at least 50% of the floor.
+ * Targets: 2 within 3x of its floor and faster than dotenvx; 3 at least 50% of the floor.
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Held long-polls (D43, issue 14): 10,000 pulls held by one instance (SQLite), each on its own connection
+ * Held long-polls (D43): 10,000 pulls held by one instance (SQLite), each on its own connection
  * with `wait=60` and the current ETag. Prints the server's memory per held pull (resident set size before and
  * after, from /proc) and the plain pull throughput while they are held, beside the same throughput without
  * them (the floor of this benchmark, measured in the same run; target: at least 90% of it).

@@ -1,6 +1,6 @@
 /**
  * The cost of reading an environment at a past revision (D44), for a large environment: 5,000 variables and
- * 10,000 revisions (issue 15). The real server in this process (SQLite), driven over HTTP. The floor is the
+ * 10,000 revisions. The real server in this process (SQLite), driven over HTTP. The floor is the
  * same listing at the current state, which decrypts and masks the same 5,000 values; the figure is the
  * listing at an old, a middle and the latest revision beside it. The state at N is found with one index
  * step per key (services/variables/revisions.ts), so it should cost about the same whatever N is and however long

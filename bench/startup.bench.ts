@@ -1,5 +1,5 @@
 /**
- * Server start-up (issue 17, "Operating"): how `npm start` used to run the server (TypeScript compiled by
+ * Server start-up ("Operating"): how `npm start` used to run the server (TypeScript compiled by
  * tsx at every start) beside how it runs it now (dist/server/main.mjs, built by server/scripts/build.mjs),
  * in the same run, each on an empty DATA_DIR, interleaved run by run (`npx tsx bench/startup.bench.ts`).
  *   1. cold start: from spawn to the first 200 on GET /healthz        floor: `node -e 0` (spawn to exit)

@@ -1,5 +1,5 @@
 /**
- * Webhook isolation (issue 17 item 1, ADR 0010). The real server (a child process, WEBHOOK_ALLOW_PRIVATE)
+ * Webhook isolation (ADR 0010). The real server (a child process, WEBHOOK_ALLOW_PRIVATE)
  * with a healthy receiver on loopback subscribed to var.update; PUTs of one variable each at a fixed rate
  * (open loop, BENCH_RATE a second, default 30, for BENCH_PHASE s, default 15). Each round runs two phases:
  *   floor:   a second receiver subscribed too, answering at once (so both phases deliver the same jobs);

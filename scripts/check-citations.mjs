@@ -18,7 +18,8 @@
  *   spec "<Section name>"                     -> #spec-<slug of the name>
  *   guide convention(s) <n>                   -> #guide-convention-<n>
  * A "rule <n>", "layer <n>" or "convention <n>" outside those forms, spec "<Section>" followed by a
- * bare number, and "guide #<n>" are ambiguous and fail.
+ * bare number, and "guide #<n>" are ambiguous and fail. "issue <n>" fails too: the tracker is not part of the
+ * repository, so a reader could not follow it; the contract or an ADR says the same thing for good.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -50,6 +51,8 @@ const PATTERNS = {
   guide: new RegExp(String.raw`\bguide${WS}conventions?${WS}(${NUMS})`, 'gi'),
   // Optionally led by "spec", so that a spec rule cited without its section is reported whole.
   numbered: new RegExp(String.raw`(?:\bspec${WS})?\b(rule|layer|convention)s?${WS}(${NUMS})`, 'gi'),
+  // An issue of our tracker: it means nothing to a reader of the repository, who has the contract and the ADRs.
+  issue: new RegExp(String.raw`\bissues?${WS}#?\d+`, 'gi'),
   // The guide's conventions by number sign: resolvable by a person, but not by a link.
   guideHash: new RegExp(String.raw`\bguide${WS}#(\d+)\b`, 'gi'),
   // A section name, quoted or not, then a bare number: a numbered item without saying which numbering.
@@ -219,6 +222,12 @@ function check(path, text, anchors, problems) {
     ambiguous(m, m[1].toLowerCase(), m[2], text.slice(Math.max(0, m.index - 40), m.index));
   }
   for (const m of text.matchAll(PATTERNS.guideHash)) ambiguous(m, 'convention', m[1], '');
+  for (const m of text.matchAll(PATTERNS.issue)) {
+    count++;
+    problems.push(
+      `${at(m.index)}: "${oneLine(m[0])}" names an issue of the tracker: cite the contract (${contractRel}) or an ADR (docs/decisions/) instead`,
+    );
+  }
   for (const m of text.matchAll(PATTERNS.specNumber)) {
     if (inside(m.index) || inside(m.index + m[0].length - 1)) continue;
     ambiguous(m, 'rule', m[2], m[1]);

@@ -1,6 +1,6 @@
 /**
  * D42 offline fallback of the compiled svcenv against the real server, which the tests stop and start
- * again on the same DATA_DIR and port; and the arguments given in the wrong place (issue 14 item 6).
+ * again on the same DATA_DIR and port; and the arguments given in the wrong place.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -316,7 +316,7 @@ describe('D42 offline fallback', () => {
   });
 });
 
-describe('arguments in the wrong place are named, never repeated (issue 14 item 6)', () => {
+describe('arguments in the wrong place are named, never repeated', () => {
   it('--env is checked against the environment-name rule before any request', async () => {
     const p = await proxy();
     try {

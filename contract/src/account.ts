@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { password, sessionUser } from './auth.js';
 import { timestamp, uuid } from './common.js';
 
-/** Account security (issue 4): D11 email verification, D12 account endpoints, D13 two-factor. */
+/** Account security: D11 email verification, D12 account endpoints, D13 two-factor. */
 
 /**
  * What a user types as a second factor: a 6-digit TOTP code or a backup code (`xxxx-xxxx-xxxx`, spaces,

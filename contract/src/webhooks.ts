@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, uuid } from './common.js';
+import { projectRef, timestamp, uuid } from './common.js';
 import { WEBHOOK_EVENTS } from './constants.js';
 
 export const webhookEvent = z.enum(WEBHOOK_EVENTS);
@@ -21,12 +21,16 @@ export const createWebhookBody = z.strictObject({
   events: webhookEvents,
   /** D34: true unless the request says otherwise. */
   active: z.boolean().optional(),
+  /** Only this project's events (an id or a slug, D58); omitted or null: every project. */
+  projectId: projectRef.nullable().optional(),
 });
 export const updateWebhookBody = z.strictObject({
   name: webhookName.optional(),
   url: webhookUrl.optional(),
   events: webhookEvents.optional(),
   active: z.boolean().optional(),
+  /** null: every project again. */
+  projectId: projectRef.nullable().optional(),
 });
 export const webhookParams = z.strictObject({ id: uuid });
 
@@ -37,6 +41,8 @@ export const webhook = z.object({
   url: z.string(),
   events: z.array(webhookEvent),
   active: z.boolean(),
+  /** The one project whose events it hears; null: every project of the workspace. */
+  projectId: uuid.nullable(),
   lastFiredAt: timestamp.nullable(),
   /** HTTP status of the last delivery attempt; 0 when no response came (D35); null before the first. */
   lastStatus: z.number().int().nullable(),
@@ -49,6 +55,7 @@ export const createWebhookResponse = z.object({
   url: z.string(),
   events: z.array(webhookEvent),
   active: z.boolean(),
+  projectId: uuid.nullable(),
   /** `whsec_...`: the signing secret, returned only here. */
   secret: z.string(),
 });

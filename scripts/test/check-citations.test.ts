@@ -97,6 +97,16 @@ describe('scripts/check-citations.mjs', () => {
     expect(r3.err).toContain(`main.ts:2: "${hash}" is ambiguous: write "guide convention 12"`);
   });
 
+  it('fails on an issue number, which a reader of the repository cannot follow', () => {
+    const ref = cite('issue', '17');
+    const r = check(fixture({ 'src/a.ts': resolvable, 'src/c.ts': `// hardened (${ref}, D1)\n` }));
+    expect(r.status).toBe(1);
+    expect(r.err).toContain(`src/c.ts:1: "${ref}" names an issue of the tracker`);
+    const many = cite('Issues', '#3');
+    const r2 = check(fixture({ 'docs/x.md': `See\n${many}.\n` }));
+    expect(r2.err).toContain(`docs/x.md:2: "${many}" names an issue`);
+  });
+
   it('fails on a numbered section item that does not say rule', () => {
     const r = check(fixture({ 'hook.ts': `// ${cite('spec', '"Delivery"', '3')}\n` }));
     expect(r.status).toBe(1);

@@ -4,7 +4,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { z } from 'zod';
 import type { Client } from './harness.js';
 
-/** Helpers of the account-security suites (issue 4). */
+/** Helpers of the account-security suites. */
 
 /** The TOTP code an authenticator app shows for `secret` at `atMs` (D13: SHA-1, 30 s, 6 digits). */
 export function totpCode(secret: string, atMs: number): string {

@@ -1,5 +1,5 @@
 /**
- * What fault and attack tests found (issue 17), each checked over HTTP on the real server, on SQLite and on
+ * What fault and attack tests found, each checked over HTTP on the real server, on SQLite and on
  * PostgreSQL: bad input is a 400 in our shape and changes nothing, nothing a client pastes is echoed or
  * logged, and the webhook guard refuses link-local targets in every configuration.
  */

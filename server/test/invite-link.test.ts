@@ -1,5 +1,5 @@
 /**
- * Invites on a server without an email server (issue 18 item 11, ADR 0012): the inviting Owner gets the
+ * Invites on a server without an email server (ADR 0012): the inviting Owner gets the
  * link in the invite answer (`inviteUrl`) only when no SMTP_URL is configured, since the link otherwise went
  * to the log alone; with SMTP the answer never carries it. The public `GET /v1/auth/invite?token=` names the
  * workspace, the inviter and the invited email for a live token only (404 for used, revoked, expired or

@@ -190,7 +190,7 @@ describe(`two-factor authentication (${dialectName})`, () => {
     const replay = await verify(await mfaToken(u), code);
     expect(replay.status).toBe(401);
     expect(replay.error.code).toBe('UNAUTHORIZED');
-    // Issue 18: the person is told the code was used and to wait for the next one, not that it is wrong.
+    // The person is told the code was used and to wait for the next one, not that it is wrong.
     expect(replay.error.message).toMatch(/already used; wait for the next code/);
     const wrong = await verify(await mfaToken(u), code === '000000' ? '111111' : '000000');
     expect(wrong.error.message).toBe('invalid two-factor code');

@@ -1,5 +1,5 @@
 /**
- * The dashboard's session cookie (issue 18 item 10, ADR 0014), over HTTP on SQLite and PostgreSQL: set by
+ * The dashboard's session cookie (ADR 0014), over HTTP on SQLite and PostgreSQL: set by
  * every answer that issues a session, httpOnly and SameSite=Strict, accepted only with the CSRF header,
  * never as an access token, cleared by logout.
  */

@@ -101,6 +101,7 @@ describe(`webhooks with private targets allowed (${dialectName})`, () => {
       url,
       events: ['var.update', 'vars.pull'],
       active: true,
+      projectId: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{40}$/),
     });
     const { id, secret } = created.body;
@@ -114,6 +115,7 @@ describe(`webhooks with private targets allowed (${dialectName})`, () => {
         url,
         events: ['var.update', 'vars.pull'],
         active: true,
+        projectId: null,
         lastFiredAt: null,
         lastStatus: null,
         createdAt: clock.now().toISOString(),

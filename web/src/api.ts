@@ -1,6 +1,7 @@
 import type { ErrorBody } from '@svcenv/contract';
 import { type Endpoint, endpoints, expandPath } from '@svcenv/contract/endpoints';
 import type { OperationOf, RequestOf, ResponseOf } from '@svcenv/contract/operations';
+import { messageInWords } from './lib/error-words.js';
 
 /**
  * The one way the dashboard talks to the server: same-origin `/v1` over fetch. The session is the server's
@@ -167,7 +168,8 @@ export const api = {
   },
 };
 
+/** What went wrong, in words: field paths and limit names become words (lib/error-words.ts). */
 export function errorMessage(e: unknown): string {
-  if (e instanceof ApiError) return e.field ? `${e.message} (${e.field})` : e.message;
+  if (e instanceof ApiError) return messageInWords(e.message, e.field);
   return e instanceof Error ? e.message : String(e);
 }

@@ -35,6 +35,17 @@ export function useAsync<T>(
   };
 }
 
+/**
+ * Thrown when the person declined a confirmation the action asked for: nothing happened, so there is no
+ * error to show (useSubmit and useAction let it pass silently) and the form keeps what was typed.
+ */
+export class Cancelled extends Error {
+  constructor() {
+    super('Cancelled');
+    this.name = 'Cancelled';
+  }
+}
+
 export interface Submit {
   /** True while an action runs: its button shows a spinner and cannot be pressed again. */
   busy: boolean;
@@ -67,7 +78,7 @@ export function useSubmit(): Submit {
     try {
       await action();
     } catch (err) {
-      if (mounted.current) setError(err);
+      if (mounted.current && !(err instanceof Cancelled)) setError(err);
     }
     if (mounted.current) setBusy(false);
   };

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useState } from 'preact/hooks';
+import { Cancelled } from './hooks.js';
 
 // Toasts: short confirmations of what just happened, announced to screen readers.
 /** A button in a toast, such as "Undo" after a delete: it runs once, then the toast goes. */
@@ -63,7 +64,7 @@ export function useAction(): (action: () => Promise<unknown>) => Promise<void> {
       try {
         await action();
       } catch (e) {
-        toast(e instanceof Error ? e.message : String(e), 'error');
+        if (!(e instanceof Cancelled)) toast(e instanceof Error ? e.message : String(e), 'error');
       }
     },
     [toast],

@@ -2,6 +2,7 @@ import type { ButtonHTMLAttributes, ComponentChildren } from 'preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from './api.js';
 import { useSubmit } from './hooks.js';
+import { codeTitle } from './lib/error-words.js';
 import { linkHandler } from './router.js';
 
 type BtnProps = ButtonHTMLAttributes<HTMLButtonElement> & {
@@ -58,7 +59,12 @@ export function ErrorBanner({ error, onRetry }: { error: unknown; onRetry?: () =
   return (
     <div class="alert alert-error" role="alert">
       <div>
-        {code && <strong class="alert-code">{code}</strong>}
+        {/* The code stays for support and scripts (data-code), the person reads words. */}
+        {code && (
+          <strong class="alert-title" data-code={code}>
+            {codeTitle(code)}:
+          </strong>
+        )}
         <span>{errorMessage(error)}</span>
       </div>
       {onRetry && retryable(error) && (

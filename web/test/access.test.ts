@@ -131,7 +131,9 @@ describe.skipIf(!chromiumAvailable())('the dashboard offers only what the user m
       await page.getByRole('tab', { name: 'staging' }).click();
       await expect
         .poll(() => page.getByTestId('read-only-note').textContent())
-        .toBe('You have read access to staging; ask a project Admin for write.');
+        .toBe(
+          'You have read access to staging: values are masked here, and a read token you create pulls them in plain text. Ask a project Admin for write to reveal or change them.',
+        );
       await page.getByTestId('value-DB_PASSWORD').waitFor();
       expect(await page.getByTestId('value-DB_PASSWORD').textContent()).toBe('••••••••');
       await expectNone(page, [...WRITE_CONTROLS, ...ADMIN_CONTROLS, ...OWNER_CONTROLS], 'on staging');

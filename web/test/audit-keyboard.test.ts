@@ -1,5 +1,5 @@
 /**
- * Issue 18 items 12 and 14 in chromium against the real server: the audit log names actors and actions in
+ * in chromium against the real server: the audit log names actors and actions in
  * words, filters on the server (action, actor, dates) and exports the filtered log (ADR 0015); a variable's
  * history names who made each version and masks secrets until revealed (audited); the environment tabs move
  * with the arrow keys (one tab stop), focus stays inside a dialog and returns to its opener after Escape or
@@ -19,7 +19,7 @@ import {
 } from '../../server/test/harness.js';
 import { chromiumAvailable, launch, openTab, screenshot, signIn } from './browser.js';
 
-describe.skipIf(!chromiumAvailable())('audit log, history, keyboard and small screens (issue 18 items 12, 14)', () => {
+describe.skipIf(!chromiumAvailable())('audit log, history, keyboard and small screens', () => {
   let server: ServerProcess;
   let browser: Browser;
   let owner: Awaited<ReturnType<typeof signupUser>>;

@@ -63,7 +63,7 @@ describe('overview rows', () => {
     expect(by).toEqual({
       A: ['same', 'same', 'same'],
       B: ['differs', 'differs', 'differs'],
-      ONLY: ['missing', 'same', 'missing'],
+      ONLY: ['missing', 'only', 'missing'],
       S: ['set', 'set', 'set'],
     });
     // An environment whose listing did not load is unknown, not missing.

@@ -98,8 +98,8 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await add('DB_PASSWORD', 's3cr3t-pa55', 'secret');
     await add('DATABASE_URL', 'postgres://app:${DB_PASSWORD}@${DB_HOST}/app', 'plain');
     // A reference to a key that does not exist yet, then a cycle: each is refused until saved anyway (D67).
-    await add('LOOP_A', '${LOOP_B}', 'plain', 'REFERENCE_MISSING');
-    await add('LOOP_B', '${LOOP_A}', 'plain', 'CIRCULAR_REFERENCE');
+    await add('LOOP_A', '${LOOP_B}', 'plain', 'Reference to a missing key');
+    await add('LOOP_B', '${LOOP_A}', 'plain', 'References go in a circle');
 
     // Masked: the secret is dots, and the reference that used it resolves to *** (D26).
     await expect.poll(() => page.getByTestId('value-DB_PASSWORD').textContent()).toBe('••••••••');
@@ -137,12 +137,12 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     const imp = page.getByRole('dialog', { name: 'Import variables' });
     await imp.getByLabel('Paste a .env file').fill('# shared\nDB_HOST=db.shared\nexport FEATURE_FLAGS="a,b c"\n');
     await imp.getByRole('checkbox', { name: 'staging' }).check();
-    await imp.getByLabel('Save new keys as').selectOption('plain');
+    await imp.getByRole('button', { name: 'All plain' }).click();
     const preview = imp.getByLabel('Preview');
     await expect.poll(() => preview.textContent()).toContain('dev1 new, 1 existing');
     await expect.poll(() => preview.textContent()).toContain('staging2 new, 0 existing');
     await imp.getByRole('button', { name: 'Save 2 variables' }).click();
-    // One line per environment, each key counted once (issue 18): DB_HOST is updated in dev, created in staging.
+    // One line per environment, each key counted once: DB_HOST is updated in dev, created in staging.
     await imp.getByText('Saved into dev: 1 created, 1 updated.').waitFor();
     await imp.getByText('Saved into staging: 2 created, 0 updated.').waitFor();
     await imp.getByRole('button', { name: 'Done' }).click();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { previewDotenv } from '../src/lib/dotenv-preview.js';
+import { guessType, previewDotenv } from '../src/lib/dotenv-preview.js';
 
 const existing = new Map([
   [
@@ -58,5 +58,36 @@ describe('pasted .env preview', () => {
   it('an environment not loaded yet counts every key as new', () => {
     const p = previewDotenv('A=1', ['prod'], existing);
     expect(p.ok && p.envs).toEqual([{ env: 'prod', created: ['A'], updated: [], unchanged: [] }]);
+  });
+});
+
+describe('the type an imported key is offered with', () => {
+  it('guesses secret from credential-like names and URLs with a password, plain otherwise', () => {
+    for (const key of [
+      'API_KEY',
+      'DB_PASSWORD',
+      'GITHUB_TOKEN',
+      'JWT_SECRET',
+      'PRIVATE_KEY_PEM',
+      'AWS_SECRET_ACCESS_KEY',
+      'STRIPE_KEYS',
+      'CLIENTSECRET',
+      'SENTRY_DSN',
+    ]) {
+      expect(guessType(key, 'x'), key).toBe('secret');
+    }
+    for (const key of [
+      'LOG_LEVEL',
+      'PORT',
+      'PUBLIC_URL',
+      'DB_HOST',
+      'MONKEY_MODE',
+      'KEYBOARD_LAYOUT',
+      'FEATURE_FLAGS',
+    ]) {
+      expect(guessType(key, 'info'), key).toBe('plain');
+    }
+    expect(guessType('DATABASE_URL', 'postgres://app:s3cret@db:5432/app')).toBe('secret');
+    expect(guessType('DATABASE_URL', 'postgres://db:5432/app')).toBe('plain');
   });
 });

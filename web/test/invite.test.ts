@@ -1,5 +1,5 @@
 /**
- * Invites on a server without email (issue 18 item 11, ADR 0012): the Team page no longer says "sent" when
+ * Invites on a server without email (ADR 0012): the Team page no longer says "sent" when
  * the link went only to the log; it says no email was sent and offers "Copy invite link". The invite page
  * names the workspace and the inviter, pre-fills the invited email, warns a signed-in account that is not
  * the invited one, and explains a dead link. Debian's chromium against the real server (no SMTP_URL).

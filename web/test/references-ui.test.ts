@@ -1,5 +1,5 @@
 /**
- * References across environments and projects in the variables screen (issue 16 item 4, D49): a value
+ * References across environments and projects in the variables screen (D49): a value
  * shows where each reference points and whether the user can read it (the resolved value masked as the
  * listing masks it, D26); a reference the user may not read says so and shows nothing of the target; typing
  * `${` completes keys, `env.KEY` and `slug.env.KEY`, by keyboard. Debian's chromium against the real server.

@@ -1,5 +1,5 @@
 /**
- * Issue 18 item 10 (ADR 0014) in chromium against the real server: the session reaches every tab of the
+ * (ADR 0014) in chromium against the real server: the session reaches every tab of the
  * browser, a deep link survives the login, script cannot read the session, and logging out in one tab ends
  * it in the others.
  */

@@ -2,7 +2,7 @@
  * Project slugs in the dashboard (D48), in chromium against the real server: the slug on the projects list
  * and the project page; an Admin edits it (409 duplicate and 400 invalid shown on the field); the token
  * dialog's CLI snippet names this server's --api-url and the project's slug, and links the CLI downloads the
- * server lists (issue 18 item 8). Screenshots at 1280 and 390 px go to test-artifacts/.
+ * server lists. Screenshots at 1280 and 390 px go to test-artifacts/.
  */
 import { cliReleaseManifest, project as projectSchema } from '@svcenv/contract';
 import type { Browser } from 'playwright-core';

@@ -56,7 +56,9 @@ describe.skipIf(!chromiumAvailable())('a reference that does not resolve, on sav
       await list.waitFor();
       const said = await list.innerText();
       expect(said).toContain(key);
-      expect(said).toContain('REFERENCE_FORBIDDEN');
+      // Words, not the code (lib/error-words.ts); the code stays in data-code.
+      expect(said).toContain('Reference not readable');
+      expect(said).not.toContain('REFERENCE_FORBIDDEN');
       expect(said).toContain('the environment prdo does not exist or you cannot read it; did you mean prod?');
       expect(said).toContain('Pulls of this environment would fail until it is fixed.');
       expect(await devKeys()).not.toContain(key);

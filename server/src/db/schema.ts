@@ -253,6 +253,8 @@ export interface WebhooksTable {
   /** JSON array of event kinds. */
   events: string;
   active: number;
+  /** The one project whose events it hears; null: every project of the workspace. */
+  project_id: string | null;
   /** The `whsec_` signing secret, sealed with a key derived from the master key. */
   secret_sealed: string;
   /** HTTP status of the last attempt, 0 when no response came (D35); null before the first. */

@@ -19,7 +19,7 @@ export type RouteExtras = Omit<RouteShorthandOptions, 'schema'>;
 
 /**
  * Registers the route of an operation (contract/src/operations): its method and path, the credential its
- * `auth` names (`config.auth`, read by the onRequest hook in app.ts), and its schemas for validation,
+ * `auth` names (`config.auth`, read by the onRequest hook in http/hooks.ts), and its schemas for validation,
  * serialization and the OpenAPI document. The operation's path is the full URL path; the part the plugin's
  * prefix (`/v1`) already supplies is left out, so the prefix stays where app.ts puts it.
  */

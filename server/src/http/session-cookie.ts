@@ -3,7 +3,7 @@ import { forbidden } from '../lib/errors.js';
 import { JWT_LIFETIME_S } from '../services/identity/authn.js';
 
 /**
- * The dashboard's session in every tab of the browser (issue 18, ADR 0014). Every answer that issues a
+ * The dashboard's session in every tab of the browser (ADR 0014). Every answer that issues a
  * session JWT also sets it as an httpOnly, SameSite=Strict cookie: injected script cannot read it, and no
  * other site's page makes the browser send it. Requests that authenticate with the cookie must also carry
  * `X-Svcenv-CSRF` (any value): a custom header, which no other origin can add without a CORS preflight the

@@ -22,6 +22,8 @@ export const SUBSCRIPTION_TTL_MS = 5_000;
 interface Subscriber {
   id: string;
   events: ReadonlySet<string>;
+  /** Null: every project of the workspace. */
+  projectId: string | null;
 }
 
 export class WebhookSubscriptions {
@@ -32,26 +34,32 @@ export class WebhookSubscriptions {
   ) {}
 
   /**
-   * Active webhooks of the workspace that subscribe to `event`. Freshness is measured on the monotonic
+   * Active webhooks of the workspace that subscribe to `event` of `projectId` (those limited to another project
+   * are left out). Freshness is measured on the monotonic
    * clock, not the injected one: this is a cache lifetime, not a time rule of the product.
    */
-  async subscribers(db: Db, workspaceId: string, event: string): Promise<string[]> {
+  async subscribers(db: Db, workspaceId: string, event: string, projectId: string): Promise<string[]> {
     const now = performance.now();
     let entry = this.map.get(workspaceId);
     if (!entry || now - entry.loadedAt > this.ttlMs) {
       const rows = await db
         .selectFrom('webhooks')
-        .select(['id', 'events'])
+        .select(['id', 'events', 'project_id'])
         .where('workspace_id', '=', workspaceId)
         .where('active', '=', 1)
         .execute();
-      entry = { loadedAt: now, hooks: rows.map((r) => ({ id: r.id, events: new Set(JSON.parse(r.events)) })) };
+      entry = {
+        loadedAt: now,
+        hooks: rows.map((r) => ({ id: r.id, events: new Set(JSON.parse(r.events)), projectId: r.project_id })),
+      };
       this.map.delete(workspaceId);
       if (this.map.size >= this.max) this.map.delete(this.map.keys().next().value as string);
       this.map.set(workspaceId, entry);
     }
     if (entry.hooks.length === 0) return [];
-    return entry.hooks.filter((h) => h.events.has(event)).map((h) => h.id);
+    return entry.hooks
+      .filter((h) => h.events.has(event) && (h.projectId === null || h.projectId === projectId))
+      .map((h) => h.id);
   }
 
   invalidate(workspaceId: string): void {
@@ -70,7 +78,7 @@ export interface WebhookDeps {
 }
 
 /**
- * Wires issue 5 into the job queue: the webhook delivery job, the expiry reminder scan (D37) and the
+ * Wires events into the job queue: the webhook delivery job, the expiry reminder scan (D37) and the
  * pruning of old delivery attempts. Returns what the webhook services need (Deps.webhooks).
  */
 export function registerEventJobs(opts: {

@@ -149,6 +149,16 @@ function errorCode(e: unknown): string {
 /** D35: a timeout, a network error, 429 or 5xx is worth another attempt; any other answer is final. */
 export const retryable = (status: number): boolean => status === 0 || status === 429 || status >= 500;
 
+/** Whether the webhook, as it is now, wants this event of this project (jobs/events.ts filters the same way). */
+export function hears(
+  hook: { active: number; events: string; project_id: string | null },
+  event: string,
+  projectId: string | null,
+): boolean {
+  if (hook.active !== 1 || !(JSON.parse(hook.events) as string[]).includes(event)) return false;
+  return hook.project_id === null || hook.project_id === projectId;
+}
+
 export function webhookJob(deps: WebhookJobDeps): JobKind<DeliveryPayload> {
   const timeoutMs = deps.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   return {
@@ -161,10 +171,10 @@ export function webhookJob(deps: WebhookJobDeps): JobKind<DeliveryPayload> {
       const hook = await withDb(() =>
         deps.db.selectFrom('webhooks').selectAll().where('id', '=', p.webhookId).executeTakeFirst(),
       );
-      // Deleted, deactivated or unsubscribed since the event: nothing to send (spec delivery rule 5). A ping is
-      // an explicit request by an Owner and goes out regardless.
+      // Deleted, deactivated, unsubscribed or limited to another project since the event: nothing to send (spec
+      // delivery rule 5). A ping is an explicit request by an Owner and goes out regardless.
       if (!hook) return;
-      if (p.event !== 'ping' && (hook.active !== 1 || !(JSON.parse(hook.events) as string[]).includes(p.event))) return;
+      if (p.event !== 'ping' && !hears(hook, p.event, p.projectId)) return;
       const secret = openWebhookSecret(deps.secretKey, hook.id, hook.secret_sealed);
       const now = deps.clock.now();
       // D34: all eight fields. `timestamp` is when this attempt was signed, so a receiver that refuses

@@ -20,7 +20,7 @@ const VERSION = 'v1.';
 /**
  * Variable values sealed since 2026-11-25 carry `v2.`: the same cipher, with the value's role (the current
  * value of a key, or a history entry) in the additional data too. A history ciphertext copied into the
- * variable's row then fails to open (issue 17). `v1.` values (role not bound) are re-sealed once at start-up
+ * variable's row then fails to open. `v1.` values (role not bound) are re-sealed once at start-up
  * (services/variables/value-binding.ts) and refused everywhere else.
  */
 const VALUE_VERSION = 'v2.';

@@ -18,6 +18,6 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps 
   });
 
   // D52: ready once it is routed at all. The server listens only after its migrations ran (main.ts), and
-  // while it drains the onRequest hook (app.ts) answers every request, this one included, 503.
+  // while it drains the onRequest hook (http/hooks.ts) answers every request, this one included, 503.
   route(app, ops.readyz, async () => ({ ready: true as const }));
 }

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { body } from '../http/errors.js';
 
 /**
- * The dashboard (issue 7): the static build of `web/` (web/dist, made by `npm ci`'s postinstall and
+ * The dashboard: the static build of `web/` (web/dist, made by `npm ci`'s postinstall and
  * refreshed by `npm start`) served at `/`, same origin as the API, so it needs no CORS.
  *
  * - Hashed files under /assets are cached for a year (`immutable`); everything else is revalidated.

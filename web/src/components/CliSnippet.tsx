@@ -6,7 +6,7 @@ import { CopyButton } from '../ui.js';
 const OS_NAMES: Record<string, string> = { linux: 'Linux', darwin: 'macOS' };
 
 /**
- * How to use a new token with the CLI on this server (issue 18 item 8): login names `--api-url` (without it
+ * How to use a new token with the CLI on this server: login names `--api-url` (without it
  * the CLI tries its default server and the first try fails) and reads the token from stdin (`--token -`,
  * kept out of the shell's history); pull names the project by its slug (D48, D58). Below, the CLI binaries
  * this server serves (`GET /v1/cli/latest`).

@@ -1,6 +1,7 @@
 import type { Environment } from '@svcenv/contract';
 import { useRef } from 'preact/hooks';
 import { Icon } from '../icons.js';
+import { PROTECTED_HELP } from '../lib/access.js';
 
 /**
  * Environment tabs in their colours, with the protected lock, and the add button. Keyboard as in the WAI-ARIA
@@ -60,7 +61,7 @@ export function EnvTabs({
             <span class="env-dot" style={{ background: e.color }} aria-hidden="true" />
             {e.name}
             {e.protected && (
-              <span class="protected-badge" title="Protected: Developers have no access by default">
+              <span class="protected-badge" title={PROTECTED_HELP}>
                 <Icon name="lock" size={10} />
                 protected
               </span>

@@ -9,6 +9,7 @@ import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
+import { codeTitle } from '../lib/error-words.js';
 import { Button, Modal } from '../ui.js';
 
 type Item = UnresolvedReferencesBody['unresolved'][number];
@@ -107,7 +108,10 @@ export function UnresolvedHost({ children }: { children: ComponentChildren }) {
                   <code>{u.key}</code>
                   <span class="muted small">
                     {' '}
-                    in {u.env} · {u.code}
+                    in {u.env} ·{' '}
+                    <span data-code={u.code} data-testid={`unresolved-code-${u.key}`}>
+                      {codeTitle(u.code)}
+                    </span>
                   </span>
                 </div>
                 <div>{quoted(u.message.startsWith(`${u.key}: `) ? u.message.slice(u.key.length + 2) : u.message)}</div>

@@ -21,9 +21,25 @@ export function readableEnvs<E extends { name: string }>(project: Project, envs:
   return envs.filter((e) => canRead(project, e.name));
 }
 
+/**
+ * What each permission allows, in the words every place that grants one uses (the project members grid, the
+ * token dialog, docs/permissions.md): `read` pulls plaintext with a token (D23, spec "Access token scopes")
+ * while the dashboard shows it masked, because revealing needs `write` (spec "Authorization layers").
+ */
+export const PERMISSION_HELP: Record<EnvPermission, string> = {
+  none: 'cannot open the environment',
+  read: 'sees values masked here, and can pull them in plain text with a token',
+  write: 'can also reveal values here, and add, change and delete them',
+};
+
+/** The protected flag in words (spec "Authorization layers"): it changes the Developer default only. */
+export const PROTECTED_HELP =
+  'Protected: Developers get no access unless granted one per environment; Admins, Read-only members and ' +
+  'Owners keep theirs. Only Owners turn protection on or off.';
+
 /** The one sentence shown where write controls are hidden, naming who can change it. */
 export function readOnlyNote(env: string): string {
-  return `You have read access to ${env}; ask a project Admin for write.`;
+  return `You have read access to ${env}: values are masked here, and a read token you create pulls them in plain text. Ask a project Admin for write to reveal or change them.`;
 }
 
 /** The sentence that accounts for environments the user cannot open at all (they are not shown as tabs). */

@@ -53,3 +53,19 @@ export function previewDotenv(
     }),
   };
 }
+
+/** Names that say "this is a credential": matched as words of the key (API_KEY, DB_PASSWORD, GITHUB_TOKEN). */
+const SECRET_NAME = /(^|_)(SECRET|TOKEN|PASSWORD|PASSWD|PWD|KEY|PRIVATE|CREDENTIALS?|CERT|SALT|DSN)(_|S?$)/i;
+/** A URL carrying a password (postgres://user:pass@host) is a credential whatever its key is called. */
+const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i;
+
+/**
+ * The type an imported key is offered with before the person chooses: secret when its name or value looks
+ * like a credential, plain otherwise (LOG_LEVEL, PORT, PUBLIC_URL stay readable). Only a default: the import
+ * preview lets each key be changed.
+ */
+export function guessType(key: string, value: string): 'secret' | 'plain' {
+  return SECRET_NAME.test(key) || /SECRET|TOKEN|PASSWORD|PRIVATE/i.test(key) || URL_WITH_PASSWORD.test(value)
+    ? 'secret'
+    : 'plain';
+}

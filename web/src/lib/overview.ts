@@ -11,8 +11,8 @@ export interface Listing {
   vars: Map<string, Variable>;
 }
 
-/** `unknown`: the environment's listing did not load. */
-export type CellState = 'missing' | 'set' | 'same' | 'differs' | 'unknown';
+/** `unknown`: the environment's listing did not load; `only`: the one environment that has the key (nothing to compare). */
+export type CellState = 'missing' | 'set' | 'same' | 'differs' | 'only' | 'unknown';
 export interface Cell {
   state: CellState;
   variable?: Variable;
@@ -39,12 +39,14 @@ export function overviewRows(envs: string[], listings: Map<string, Listing>): Ov
     const comparable = (v: Variable) => !isMasked(v.value) && !v.valueError;
     const visible = new Set(found.filter((v): v is Variable => !!v && comparable(v)).map((v) => v.value));
     const differ = visible.size > 1;
+    // "same" needs another environment to be the same as: a key in one environment only is "only here".
+    const present = found.filter((v) => !!v).length;
     const cells: Cell[] = found.map((v) =>
       v === undefined
         ? { state: 'unknown' }
         : v === null
           ? { state: 'missing' }
-          : { state: comparable(v) ? (differ ? 'differs' : 'same') : 'set', variable: v },
+          : { state: comparable(v) ? (differ ? 'differs' : present > 1 ? 'same' : 'only') : 'set', variable: v },
     );
     const status = cells.some((c) => c.state === 'missing')
       ? 'missing'

@@ -128,7 +128,8 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
 
   return (
     <section class="panel audit">
-      <div class="toolbar audit-filters">
+      {/* A member refused the workspace log sees the reason, not filters and exports that cannot work. */}
+      <div class="toolbar audit-filters" hidden={error instanceof ApiError && error.status === 403}>
         <select
           class="input"
           aria-label="Filter by action"

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { listVars, upsertVars } from '../api/variables.js';
 import { useSaveValidated } from '../components/Unresolved.js';
 import { useSubmit } from '../hooks.js';
-import { previewDotenv } from '../lib/dotenv-preview.js';
+import { guessType, previewDotenv } from '../lib/dotenv-preview.js';
 import { isMasked } from '../lib/mask.js';
 import { useToast } from '../toast.js';
 import { Button, FormError, Modal, Pill } from '../ui.js';
@@ -22,8 +22,9 @@ type EnvResult = { env: string; created: string[]; updated: string[] } | { env: 
  * Paste or upload a .env file and bulk-save it into one or several environments. The preview shows what
  * each environment gets before anything is sent; the server's own created/updated lists are shown after.
  *
- * Nothing changes silently (issue 18): existing keys keep their type unless the user ticks the box that
- * changes them (and the preview names each key whose type would change); each environment is saved by its
+ * Each key has its own type, chosen in the preview (a guess from its name to start with: API_TOKEN secret,
+ * LOG_LEVEL plain). Nothing changes silently: existing keys keep their type unless the user ticks the box
+ * that changes them (and the preview names each key whose type would change); each environment is saved by its
  * own request, so every key keeps its type per environment and every summary line is exactly that
  * environment's answer, a key counted once, as created or as updated. The context variables are left out.
  */
@@ -43,7 +44,8 @@ export function ImportModal({
   const toast = useToast();
   const [text, setText] = useState('');
   const [targets, setTargets] = useState<string[]>([defaultEnv]);
-  const [type, setType] = useState<VarType>('secret');
+  // The person's choices, by key; a key not chosen yet takes its guess (guessType).
+  const [chosen, setChosen] = useState<ReadonlyMap<string, VarType>>(new Map());
   const [retype, setRetype] = useState(false);
   const [existing, setExisting] = useState<Existing>(new Map());
   const { busy, error, setError, submit } = useSubmit();
@@ -95,8 +97,11 @@ export function ImportModal({
       })),
     };
   }, [parsed]);
+  const pasted = new Map(preview?.ok ? preview.items.map((i) => [i.key, i.value]) : []);
+  /** The type chosen for a key in the preview (its guess until the person picks one). */
+  const typeOf = (key: string): VarType => chosen.get(key) ?? guessType(key, pasted.get(key) ?? '');
   /** The type each key is saved with in `env`: its own unless the user chose to change existing ones. */
-  const typeIn = (env: string, key: string): VarType => (!retype && existing.get(env)?.get(key)?.type) || type;
+  const typeIn = (env: string, key: string): VarType => (!retype && existing.get(env)?.get(key)?.type) || typeOf(key);
   /** Existing keys whose type the save would change, per environment. */
   const retyped = (env: string) =>
     preview?.ok
@@ -104,6 +109,10 @@ export function ImportModal({
           .map((i) => ({ key: i.key, from: existing.get(env)?.get(i.key)?.type }))
           .filter((c): c is { key: string; from: VarType } => c.from !== undefined && c.from !== typeIn(env, c.key))
       : [];
+  /** The chosen environments in which a key already exists (it keeps its type there unless retyped). */
+  const existsIn = (key: string) => targets.filter((env) => existing.get(env)?.has(key));
+  const setAll = (t: VarType | null) =>
+    setChosen(t === null || !preview?.ok ? new Map() : new Map(preview.items.map((i) => [i.key, t])));
 
   return (
     <Modal title="Import variables" onClose={onClose} wide>
@@ -202,23 +211,11 @@ export function ImportModal({
                   </label>
                 ))}
               </fieldset>
-              <label class="field">
-                <span class="field-label">Save new keys as</span>
-                <select
-                  class="input"
-                  aria-label="Save new keys as"
-                  value={type}
-                  onChange={(e) => setType(e.currentTarget.value as VarType)}
-                >
-                  <option value="secret">secret (masked)</option>
-                  <option value="plain">plain</option>
-                </select>
-                <span class="field-hint">Existing keys keep their own type.</span>
-              </label>
               <label class="check">
                 <input type="checkbox" checked={retype} onChange={() => setRetype(!retype)} />
-                Also make existing keys {type}
+                Also give existing keys the types chosen below
               </label>
+              <p class="field-hint">Otherwise a key that already exists keeps its own type.</p>
             </div>
           </div>
           {preview && !preview.ok && (
@@ -246,9 +243,49 @@ export function ImportModal({
                   <KeyList label="New" keys={p.created} tone="ok" />
                   <KeyList label="Updated" keys={p.updated} tone="info" />
                   <KeyList label="Unchanged" keys={p.unchanged} tone="neutral" />
-                  <TypeChanges changes={retyped(p.env)} to={type} />
+                  <TypeChanges changes={retyped(p.env).map((c) => ({ ...c, to: typeIn(p.env, c.key) }))} />
                 </div>
               ))}
+              <fieldset class="fieldset import-types" data-testid="import-types">
+                <legend>Type of each key</legend>
+                <p class="field-hint">
+                  Guessed from the name: keys with SECRET, TOKEN, PASSWORD, KEY or PRIVATE in them (and URLs with a
+                  password) are secret, masked for readers; the others are plain. Change any of them here.
+                </p>
+                <div class="row">
+                  <Button size="sm" onClick={() => setAll('secret')}>
+                    All secret
+                  </Button>
+                  <Button size="sm" onClick={() => setAll('plain')}>
+                    All plain
+                  </Button>
+                  <Button size="sm" variant="ghost" onClick={() => setAll(null)}>
+                    Guess from names
+                  </Button>
+                </div>
+                <ul class="import-type-list">
+                  {preview.items.map((i) => {
+                    const kept = retype ? [] : existsIn(i.key);
+                    return (
+                      <li key={i.key}>
+                        <code class="var-key">{i.key}</code>
+                        <select
+                          class="input input-sm"
+                          aria-label={`Type of ${i.key}`}
+                          value={typeOf(i.key)}
+                          onChange={(e) => setChosen(new Map(chosen).set(i.key, e.currentTarget.value as VarType))}
+                        >
+                          <option value="secret">secret</option>
+                          <option value="plain">plain</option>
+                        </select>
+                        {kept.length > 0 && (
+                          <span class="muted small">exists in {kept.join(', ')}: keeps its type there</span>
+                        )}
+                      </li>
+                    );
+                  })}
+                </ul>
+              </fieldset>
             </section>
           )}
           <FormError error={error} />
@@ -266,14 +303,22 @@ export function ImportModal({
 }
 
 /** The existing keys whose type the save changes; making a secret plain exposes it, so that is a warning. */
-function TypeChanges({ changes, to }: { changes: { key: string; from: VarType }[]; to: VarType }) {
+function TypeChanges({ changes }: { changes: { key: string; from: VarType; to: VarType }[] }) {
   if (changes.length === 0) return null;
   return (
-    <div class={`alert ${to === 'plain' ? 'alert-warn' : 'alert-info'} type-changes`} role="note">
-      {changes.length} existing key{changes.length === 1 ? '' : 's'} become{changes.length === 1 ? 's' : ''} {to}:{' '}
-      {changes.map((c) => c.key).join(', ')}
-      {to === 'plain' && '. Their values will be shown unmasked to everyone who can read the environment.'}
-    </div>
+    <>
+      {(['secret', 'plain'] as const).map((to) => {
+        const list = changes.filter((c) => c.to === to);
+        if (list.length === 0) return null;
+        return (
+          <div key={to} class={`alert ${to === 'plain' ? 'alert-warn' : 'alert-info'} type-changes`} role="note">
+            {list.length} existing key{list.length === 1 ? '' : 's'} become{list.length === 1 ? 's' : ''} {to}:{' '}
+            {list.map((c) => c.key).join(', ')}
+            {to === 'plain' && '. Their values will be shown unmasked to everyone who can read the environment.'}
+          </div>
+        );
+      })}
+    </>
   );
 }
 

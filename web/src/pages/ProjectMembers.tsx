@@ -11,7 +11,7 @@ import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
 import { Table } from '../components/Table.js';
 import { useAsync } from '../hooks.js';
-import type { EnvPermission } from '../lib/access.js';
+import { type EnvPermission, PERMISSION_HELP, PROTECTED_HELP } from '../lib/access.js';
 import { useAction, useToast } from '../toast.js';
 import type { ProjectRole } from '../types.js';
 import { Async, Button, Empty, ErrorBanner } from '../ui.js';
@@ -53,6 +53,7 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                 Workspace Owners see every project. Members see a project once they have a role in it; each cell
                 overrides the role's default for one environment.
               </p>
+              <PermissionLegend />
               {members.length === 0 ? (
                 <Empty title="No project members">Add workspace members below to give them access.</Empty>
               ) : (
@@ -65,6 +66,11 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                       label: (
                         <>
                           <span class="env-dot" style={{ background: e.color }} aria-hidden="true" /> {e.name}
+                          {e.protected && (
+                            <span class="protected-badge" title={PROTECTED_HELP}>
+                              protected
+                            </span>
+                          )}
                         </>
                       ),
                     })),
@@ -114,10 +120,14 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                                 );
                               }}
                             >
-                              <option value="">default · {def}</option>
-                              <option value="none">none</option>
-                              <option value="read">read</option>
-                              <option value="write">write</option>
+                              <option value="" title={PERMISSION_HELP[def]}>
+                                default · {def}
+                              </option>
+                              {(['none', 'read', 'write'] as const).map((p) => (
+                                <option key={p} value={p} title={PERMISSION_HELP[p]}>
+                                  {p}
+                                </option>
+                              ))}
                             </select>
                           </td>
                         );
@@ -187,5 +197,29 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
         }}
       </Async>
     </section>
+  );
+}
+
+/** What read and write allow, where they are granted: read pulls plaintext with a token, yet shows masked here. */
+export function PermissionLegend() {
+  return (
+    <dl class="perm-legend" data-testid="permission-legend">
+      <div>
+        <dt>read</dt>
+        <dd>{PERMISSION_HELP.read}.</dd>
+      </div>
+      <div>
+        <dt>write</dt>
+        <dd>{PERMISSION_HELP.write}.</dd>
+      </div>
+      <div>
+        <dt>none</dt>
+        <dd>{PERMISSION_HELP.none}.</dd>
+      </div>
+      <p class="muted small">
+        Roles: Admin writes everywhere; Developer writes, except in protected environments where it has no access unless
+        granted; Read-only reads.
+      </p>
+    </dl>
   );
 }

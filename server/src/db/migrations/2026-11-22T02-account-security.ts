@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 type Dialect = 'sqlite' | 'postgres';
 
 /**
- * Account security (issue 4): TOTP replay guard, backup codes, MFA login challenges, email verification.
+ * Account security: TOTP replay guard, backup codes, MFA login challenges, email verification.
  * Frozen in time: Kysely<any>, no app imports (guide convention 13).
  */
 export async function up(db: Kysely<any>, _dialect: Dialect): Promise<void> {

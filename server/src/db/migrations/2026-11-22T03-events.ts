@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 type Dialect = 'sqlite' | 'postgres';
 
 /**
- * Events (issue 5): webhooks, their delivery attempts, and the per-workspace record of the last expiry
+ * Events: webhooks, their delivery attempts, and the per-workspace record of the last expiry
  * reminder. Frozen in time: Kysely<any>, no app imports (guide convention 13).
  */
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {

@@ -19,7 +19,7 @@ export interface EventDetail {
 }
 
 /**
- * Enqueues the event for every subscribed webhook in `trx` (the caller's transaction, or the database
+ * Enqueues the event for every webhook subscribed to it (and to its project, when limited to one) in `trx` (the caller's transaction, or the database
  * for pull, which has none). The runner is kicked at once and looks again right after the commit.
  * The signature keeps each call site in the services to one line (merges stay easy).
  */
@@ -32,7 +32,7 @@ export async function emitEvent(
   env: string,
   detail: EventDetail = {},
 ): Promise<void> {
-  const ids = await deps.webhooks.subscriptions.subscribers(trx, principal.workspaceId, event);
+  const ids = await deps.webhooks.subscriptions.subscribers(trx, principal.workspaceId, event, projectId);
   if (ids.length === 0) return;
   const created = detail.created ?? [];
   const updated = detail.updated ?? [];

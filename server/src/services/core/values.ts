@@ -66,7 +66,7 @@ export function envSealer(keyring: ProjectKeyring, access: KeyedProject, env: { 
   };
 }
 
-/** Issue 17: a value that does not decrypt is named (never shown) so that an admin can repair it. */
+/** A value that does not decrypt is named (never shown) so that an admin can repair it. */
 export const decryptFailed = (key: string) =>
   new AppError('DECRYPT_FAILED', `the stored value of "${key}" cannot be decrypted; restore or set it again`, key);
 

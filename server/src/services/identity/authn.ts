@@ -56,7 +56,7 @@ async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal>
   const [row] = await cachedRows(deps.db, `session|${sub}|${wid}`, () => deps.queries.sessionMember(sub, wid));
   if (!row || row.session_version !== sv) throw unauthorized('invalid or expired session');
   // A session issued before the current membership began belongs to an earlier one: a member removed and
-  // added again does not get the sessions of their first membership back (issue 17). Every session lives
+  // added again does not get the sessions of their first membership back. Every session lives
   // JWT_LIFETIME_S, so its expiry tells when it was issued (the signer adds no `iat`); whole seconds: a
   // session issued in the second the member joined is theirs.
   const issuedAt = (exp as number) - JWT_LIFETIME_S;

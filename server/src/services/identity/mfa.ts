@@ -104,7 +104,7 @@ async function redeem(trx: Db, keys: AccountKeys, user: MfaUser, factor: SecondF
       .executeTakeFirst();
     if (r.numUpdatedRows === 1n) return true;
     // A right code of a step already accepted: most often the one just used to enable two-factor or to log
-    // in, typed again within its 30 seconds. Refused all the same (D13), but said so (issue 18).
+    // in, typed again within its 30 seconds. Refused all the same (D13), but said so.
     throw new Rejected('used');
   }
   if (factor.kind === 'backup') {

@@ -2,7 +2,7 @@ import type { Db } from '../../db/index.js';
 import { DecryptionError, isLegacyValue, type ProjectKeyring, type ValueRole } from '../../lib/crypto.js';
 
 /**
- * Issue 17: values sealed before their role was bound (`v1.`: a history ciphertext copied into the
+ * Values sealed before their role was bound (`v1.`: a history ciphertext copied into the
  * variable's row would open as its current value) are re-sealed once, in their role, at start-up, before
  * the server answers anything. Idempotent and safe with several instances starting at once: each row is
  * replaced only if it still holds the ciphertext that was read. A `v1.` value that does not open (it was

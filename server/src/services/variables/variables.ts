@@ -23,7 +23,7 @@ export { MASK };
  * Spec variables rules 1-3, D26 and D49: masking, resolvedValue only for references, resolveError for what
  * cannot resolve (a cycle, a limit, an environment the reader may not read). A variable whose value cannot be
  * decrypted (`broken`) is listed with `valueError` and no value, and a reference that reaches it, however
- * indirectly and in whichever environment, cannot resolve (issue 17). `resolved` and `permissions` come from
+ * indirectly and in whichever environment, cannot resolve. `resolved` and `permissions` come from
  * services/variables/references.ts (resolveForReader).
  */
 export function presentVars(

@@ -12,6 +12,7 @@ import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import type { Principal } from '../core/principal.js';
+import { projectIdOf } from '../projects/project-ref.js';
 
 /** Attempts listed by the deliveries endpoint (newest first). */
 const DELIVERIES_SHOWN = 100;
@@ -23,6 +24,7 @@ function present(row: Selectable<WebhooksTable>): Webhook {
     url: row.url,
     events: JSON.parse(row.events) as WebhookEvent[],
     active: row.active === 1,
+    projectId: row.project_id,
     lastFiredAt: row.last_fired_at,
     lastStatus: row.last_status,
     createdAt: row.created_at,
@@ -63,13 +65,42 @@ export async function checkUrl(deps: Pick<Deps, 'webhooks'>, raw: string): Promi
   return url.toString();
 }
 
+/**
+ * The project a webhook is limited to, by id or slug (D58), in the caller's workspace; null (or omitted)
+ * keeps every project. A name that matches no project is the field's error, not a 404 of the webhook.
+ */
+async function checkProject(ctx: Ctx, ref: string | null): Promise<string | null> {
+  if (ref === null) return null;
+  const { db } = ctx.deps;
+  const id = await projectIdOf(ctx, ref).catch(() => null);
+  const row =
+    id &&
+    (await db
+      .selectFrom('projects')
+      .select('id')
+      .where('id', '=', id)
+      .where('workspace_id', '=', ctx.principal.workspaceId)
+      .executeTakeFirst());
+  if (!row) throw validation('projectId', 'projectId names no project of this workspace');
+  return row.id;
+}
+
 /** Audit detail: never the secret, and of the URL only its host (a path or query may hold a credential). */
-const auditDetail = (row: { id: string; name: string; url: string; events: string; active: number }) => ({
+const auditDetail = (row: {
+  id: string;
+  name: string;
+  url: string;
+  events: string;
+  active: number;
+  project_id: string | null;
+}) => ({
   webhookId: row.id,
   name: row.name,
   host: new URL(row.url).host,
   events: JSON.parse(row.events) as string[],
   active: row.active === 1,
+  // Only when limited, so the detail of a webhook that hears every project keeps its earlier shape.
+  ...(row.project_id ? { projectId: row.project_id } : {}),
 });
 
 /** A webhook of the caller's workspace; `manage` (create, update, delete, test) needs an Owner. */
@@ -105,11 +136,18 @@ export async function listWebhooks(ctx: Ctx): Promise<Webhook[]> {
 
 export async function createWebhook(
   ctx: Ctx,
-  input: { name: string; url: string; events: WebhookEvent[]; active?: boolean | undefined },
+  input: {
+    name: string;
+    url: string;
+    events: WebhookEvent[];
+    active?: boolean | undefined;
+    projectId?: string | null | undefined;
+  },
 ) {
   const { deps, principal } = ctx;
   requireWebhookAdmin(principal);
   const url = await checkUrl(deps, input.url);
+  const projectId = await checkProject(ctx, input.projectId ?? null);
   const id = newId();
   const secret = newWebhookSecret();
   const now = deps.clock.now().toISOString();
@@ -121,6 +159,7 @@ export async function createWebhook(
     events: JSON.stringify([...new Set(input.events)]),
     // D34: active unless the request says otherwise.
     active: input.active === false ? 0 : 1,
+    project_id: projectId,
     secret_sealed: sealWebhookSecret(deps.webhooks.secretKey, id, secret),
     last_status: null,
     last_fired_at: null,
@@ -133,7 +172,7 @@ export async function createWebhook(
   });
   deps.webhooks.subscriptions.invalidate(principal.workspaceId);
   const p = present(row);
-  return { id, name: p.name, url: p.url, events: p.events, active: p.active, secret };
+  return { id, name: p.name, url: p.url, events: p.events, active: p.active, projectId: p.projectId, secret };
 }
 
 export async function updateWebhook(
@@ -144,6 +183,7 @@ export async function updateWebhook(
     url?: string | undefined;
     events?: WebhookEvent[] | undefined;
     active?: boolean | undefined;
+    projectId?: string | null | undefined;
   },
 ): Promise<Webhook> {
   const { deps, principal } = ctx;
@@ -154,6 +194,7 @@ export async function updateWebhook(
   if (input.url !== undefined) set.url = await checkUrl(deps, input.url);
   if (input.events !== undefined) set.events = JSON.stringify([...new Set(input.events)]);
   if (input.active !== undefined) set.active = input.active ? 1 : 0;
+  if (input.projectId !== undefined) set.project_id = await checkProject(ctx, input.projectId);
   const fields = Object.keys(input).filter((f) => input[f as keyof typeof input] !== undefined);
   if (fields.length === 0) return present(old);
   const next = { ...old, ...set, updated_at: deps.clock.now().toISOString() };

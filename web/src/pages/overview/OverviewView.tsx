@@ -212,7 +212,13 @@ export function OverviewView({ project, envs }: { project: Project; envs: Enviro
                               {cell.state === 'set' ? DOTS : cell.variable?.value || '(empty)'}
                             </code>
                             <span class="overview-state">
-                              {cell.state === 'set' ? 'set' : cell.state === 'differs' ? 'differs' : 'same'}
+                              {cell.state === 'set'
+                                ? 'set'
+                                : cell.state === 'differs'
+                                  ? 'differs'
+                                  : cell.state === 'only'
+                                    ? 'only here'
+                                    : 'same'}
                             </span>
                             {canEdit(env) && (
                               <Button

@@ -20,6 +20,14 @@ export function Operator() {
               Last sync: {c.operator.lastSync ? relativeTime(c.operator.lastSync) : 'never'}. The operator counts as
               connected when it pulled in the last 10 minutes (with <code>X-Svcenv-Client: operator</code>).
             </p>
+            {!c.operator.connected && (
+              <p class="small" data-testid="operator-howto">
+                To connect one: install the External Secrets Operator, give it a read token for one project and
+                environment, and point a <code>SecretStore</code> at this server with the header{' '}
+                <code>X-Svcenv-Client: operator</code>. The steps and manifests are in <code>docs/kubernetes.md</code>{' '}
+                (section "The External Secrets Operator").
+              </p>
+            )}
           </div>
         )}
       </Async>

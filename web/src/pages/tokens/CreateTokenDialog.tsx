@@ -67,7 +67,12 @@ export function CreateTokenDialog({
           ))}
         </fieldset>
       </Field>
-      <p class="muted small">read and deploy can pull; write can also push.</p>
+      <p class="muted small" data-testid="scope-help">
+        {scope === 'write'
+          ? 'write pulls and pushes: it changes values in the environments it reaches.'
+          : `${scope} pulls every value in plain text, secrets included, from the environments it reaches where you have read or write, even where this dashboard shows you those values masked. It cannot push.`}{' '}
+        A token never does more than you can: it stops at your own permissions.
+      </p>
       <Field label="Project" name="projectId" error={error}>
         <select
           class="input"

@@ -8,7 +8,7 @@ type VarType = Variable['type'];
 
 /**
  * The form above the table that adds one variable. A key that already exists is never overwritten
- * silently (issue 18): the form says so and offers to edit that variable instead, or to overwrite it on
+ * silently: the form says so and offers to edit that variable instead, or to overwrite it on
  * an explicit second click (the previous value stays in its history).
  */
 export function AddVarRow({

@@ -10,8 +10,9 @@ import { Button, Empty, ErrorBanner, Spinner } from '../../ui.js';
 import { ApprovalNote, PendingBar, PendingCtx, usePendingChanges } from '../change-requests/pending.js';
 import { AddVarRow } from './AddVarRow.js';
 import { BulkBar } from './BulkBar.js';
-import { EnvToolbar } from './EnvToolbar.js';
+import { EnvSettings, EnvToolbar } from './EnvToolbar.js';
 import { ListControls, PAGE_SIZE, Pager, type SortOrder, selectVars, type TypeFilter } from './ListControls.js';
+import { useProtectedConfirm } from './protected-confirm.js';
 import { useVarListing } from './useVarListing.js';
 import { type VarDialog, VarDialogs } from './VarDialogs.js';
 import { VarsTable } from './VarsTable.js';
@@ -44,6 +45,8 @@ export function EnvPanel({
   const act = useAction();
   // D67: every saved value is validated first; a refusal offers "Save anyway".
   const save = useSaveValidated();
+  // A direct write to a protected environment asks first; a change request is reviewed anyway.
+  const { guard, dialog: protectedDialog } = useProtectedConfirm(env);
   // Every change and every reveal needs write on this environment (D57): without it, none is offered.
   const writable = canWrite(project, env.name);
   const listing = useVarListing(project.id, env.name, writesNeedApproval(project, env));
@@ -106,6 +109,9 @@ export function EnvPanel({
         canWrite={writable}
         onImport={() => setDialog({ kind: 'import' })}
         canImport={!pending}
+      />
+      <EnvSettings
+        env={env}
         canProtect={canProtect}
         canAdminister={canAdminister}
         onToggleProtect={onToggleProtect}
@@ -128,6 +134,7 @@ export function EnvPanel({
           onEditExisting={(key, value) => editKey(key, value)}
           onAdd={async (item, overwrite) => {
             if (pending) return pending.set(item);
+            await guard(`${overwrite ? 'Overwrite' : 'Add'} ${item.key}`);
             const res = await save((validate) =>
               upsertVars(project.id, { envs: [env.name], items: [item] }, { validate }),
             );
@@ -209,7 +216,10 @@ export function EnvPanel({
               }
               onSave={async (key, body) => {
                 if (pending) await pending.update(key, body);
-                else await save((validate) => updateVar(project.id, env.name, key, body, { validate }));
+                else
+                  await guard(`Save ${key}`).then(() =>
+                    save((validate) => updateVar(project.id, env.name, key, body, { validate })),
+                  );
                 setEditing(null);
                 if (!pending) toast(`${key} saved`);
                 await load();
@@ -220,6 +230,7 @@ export function EnvPanel({
                   ? setDialog({ kind: 'makePlain', key: v.key })
                   : act(async () => {
                       if (pending) return pending.update(v.key, { type: 'secret' });
+                      await guard(`Make ${v.key} secret`);
                       await updateVar(project.id, env.name, v.key, { type: 'secret' });
                       toast(`${v.key} is now secret`);
                       await load();
@@ -245,6 +256,7 @@ export function EnvPanel({
           dialog={dialog}
           project={project}
           env={env.name}
+          isProtected={env.protected}
           envs={envs}
           canWrite={writable}
           onClose={() => setDialog(null)}
@@ -257,6 +269,7 @@ export function EnvPanel({
           }}
         />
       </PendingCtx.Provider>
+      {protectedDialog}
     </section>
   );
   return <RefScope.Provider value={refScope}>{panel}</RefScope.Provider>;

@@ -1,4 +1,5 @@
 import type { Environment } from '@svcenv/contract';
+import { PROTECTED_HELP } from '../../lib/access.js';
 import { Button } from '../../ui.js';
 import { ExportMenu } from './ExportMenu.js';
 import type { VarListing } from './useVarListing.js';
@@ -14,12 +15,6 @@ export function EnvToolbar({
   canWrite,
   onImport,
   canImport,
-  canProtect,
-  canAdminister,
-  onToggleProtect,
-  onToggleApproval,
-  onColor,
-  onDeleteEnv,
 }: {
   projectId: string;
   env: Environment;
@@ -33,14 +28,6 @@ export function EnvToolbar({
   onImport: () => void;
   /** Import writes directly: not offered while the user's changes go through a change request (D47). */
   canImport: boolean;
-  /** Owner-only: protection and approval (D21, D47). */
-  canProtect: boolean;
-  /** Project administration: the colour and deleting the environment. */
-  canAdminister: boolean;
-  onToggleProtect: () => void;
-  onToggleApproval: () => void;
-  onColor: (color: string) => void;
-  onDeleteEnv: () => void;
 }) {
   return (
     <div class="toolbar">
@@ -74,38 +61,78 @@ export function EnvToolbar({
         Deleted keys
       </Button>
       <ExportMenu projectId={projectId} env={env.name} withValues={canWrite} />
-      {canAdminister && (
-        <input
-          type="color"
-          class="env-color"
-          aria-label={`Colour of ${env.name}`}
-          title={`Colour of ${env.name}`}
-          value={env.color}
-          onChange={(e) => onColor(e.currentTarget.value)}
-        />
-      )}
-      {canProtect && (
-        <Button size="sm" onClick={onToggleProtect}>
-          {env.protected ? 'Unprotect' : 'Protect'}
-        </Button>
-      )}
-      {canProtect && (
-        <label class="approval-toggle">
-          <input
-            type="checkbox"
-            role="switch"
-            aria-checked={env.requireApproval}
-            checked={env.requireApproval}
-            onChange={onToggleApproval}
-          />
-          Require approval
-        </label>
-      )}
-      {canAdminister && (
-        <Button size="sm" variant="ghost" onClick={onDeleteEnv}>
-          Delete environment
-        </Button>
-      )}
     </div>
+  );
+}
+
+/**
+ * The environment's own settings, on a row of their own under the toolbar (they are about the environment,
+ * not its variables, and "Delete environment" never wraps alone under the filter): colour, protection with
+ * what it means, approval, delete.
+ */
+export function EnvSettings({
+  env,
+  canProtect,
+  canAdminister,
+  onToggleProtect,
+  onToggleApproval,
+  onColor,
+  onDeleteEnv,
+}: {
+  env: Environment;
+  /** Owner-only: protection and approval (D21, D47). */
+  canProtect: boolean;
+  /** Project administration: the colour and deleting the environment. */
+  canAdminister: boolean;
+  onToggleProtect: () => void;
+  onToggleApproval: () => void;
+  onColor: (color: string) => void;
+  onDeleteEnv: () => void;
+}) {
+  if (!canProtect && !canAdminister) return null;
+  return (
+    <section class="env-settings" aria-label={`Settings of ${env.name}`}>
+      <div class="env-settings-row">
+        <span class="env-settings-title">Environment</span>
+        {canAdminister && (
+          <input
+            type="color"
+            class="env-color"
+            aria-label={`Colour of ${env.name}`}
+            title={`Colour of ${env.name}`}
+            value={env.color}
+            onChange={(e) => onColor(e.currentTarget.value)}
+          />
+        )}
+        {canProtect && (
+          <Button size="sm" onClick={onToggleProtect} title={PROTECTED_HELP}>
+            {env.protected ? 'Unprotect' : 'Protect'}
+          </Button>
+        )}
+        {canProtect && (
+          <label class="approval-toggle">
+            <input
+              type="checkbox"
+              role="switch"
+              aria-checked={env.requireApproval}
+              checked={env.requireApproval}
+              onChange={onToggleApproval}
+            />
+            Require approval
+          </label>
+        )}
+        <div class="toolbar-spacer" />
+        {canAdminister && (
+          <Button size="sm" variant="ghost" class="danger-text nowrap" onClick={onDeleteEnv}>
+            Delete environment
+          </Button>
+        )}
+      </div>
+      <p class="note" data-testid="protected-help">
+        {env.protected
+          ? `${env.name} is protected. ${PROTECTED_HELP.slice('Protected: '.length)} Changes to it are confirmed before they are saved.`
+          : `Not protected. ${PROTECTED_HELP}`}
+      </p>
+    </section>
   );
 }

@@ -4,7 +4,7 @@ import { Button } from '../../ui.js';
 export type TypeFilter = 'all' | Variable['type'];
 export type SortOrder = 'key' | 'key-desc' | 'updated' | 'updated-asc';
 
-/** Rows per page: a long environment stays a page of readable height (issue 18: 200+ variables). */
+/** Rows per page: a long environment stays a page of readable height (200+ variables). */
 export const PAGE_SIZE = 50;
 
 /**

@@ -23,6 +23,7 @@ export function VarDialogs({
   dialog,
   project,
   env,
+  isProtected,
   envs,
   canWrite,
   onClose,
@@ -34,6 +35,8 @@ export function VarDialogs({
   dialog: VarDialog | null;
   project: Project;
   env: string;
+  /** A protected environment: its confirmations say so (the add and edit forms ask separately). */
+  isProtected: boolean;
   envs: Environment[];
   /** Write on `env`: restoring a version needs it. */
   canWrite: boolean;
@@ -49,7 +52,12 @@ export function VarDialogs({
   // Approval required and no direct write (D47): changes join the pending change request; no restore.
   const pending = usePending();
   if (!dialog) return null;
-  // After a delete, "Undo" restores each key from its history (issue 18); the listing then reloads.
+  const protectedNote = isProtected && !pending && (
+    <p class="alert alert-warn" data-testid="protected-note">
+      {env} is protected: services pulling it get this change on their next pull.
+    </p>
+  );
+  // After a delete, "Undo" restores each key from its history; the listing then reloads.
   const undo = (keys: string[]) => ({
     label: 'Undo',
     run: async () => {
@@ -91,9 +99,19 @@ export function VarDialogs({
           title={`Delete ${dialog.key}?`}
           action="Delete"
           body={
-            <p>
-              It stays in the history of {env}: Undo right after, or restore it later from <em>Deleted keys</em>.
-            </p>
+            pending ? (
+              <p>
+                The deletion joins your change request: {dialog.key} stays in {env} until an approver applies the
+                request. Until you submit it, you can take it out of the pending changes.
+              </p>
+            ) : (
+              <>
+                {protectedNote}
+                <p>
+                  It stays in the history of {env}: Undo right after, or restore it later from <em>Deleted keys</em>.
+                </p>
+              </>
+            )
           }
           onClose={onClose}
           onConfirm={async () => {
@@ -115,10 +133,16 @@ export function VarDialogs({
           title={`Delete ${keys.length} variables?`}
           action={`Delete ${keys.length}`}
           body={
-            <p>
-              {keys.slice(0, 8).join(', ')}
-              {keys.length > 8 ? ` and ${keys.length - 8} more` : ''} will be deleted from {env}.
-            </p>
+            <>
+              {protectedNote}
+              <p>
+                {keys.slice(0, 8).join(', ')}
+                {keys.length > 8 ? ` and ${keys.length - 8} more` : ''}{' '}
+                {pending
+                  ? `join your change request as deletions; they stay in ${env} until an approver applies it.`
+                  : `will be deleted from ${env}: Undo right after, or restore them later from Deleted keys.`}
+              </p>
+            </>
           }
           onClose={onClose}
           onConfirm={async () => {
@@ -143,10 +167,13 @@ export function VarDialogs({
           title={`Make ${dialog.key} plain?`}
           action="Make plain"
           body={
-            <p>
-              Its value will be shown unmasked to everyone who can read {env}: in the listing, in exports and in its
-              history, without revealing. Keep it secret if it is a password, a token or a key.
-            </p>
+            <>
+              {protectedNote}
+              <p>
+                Its value will be shown unmasked to everyone who can read {env}: in the listing, in exports and in its
+                history, without revealing. Keep it secret if it is a password, a token or a key.
+              </p>
+            </>
           }
           onClose={onClose}
           onConfirm={async () => {

@@ -133,7 +133,7 @@ export function VarRow({
 
 /**
  * What a value with `${KEY}` references resolves to, or why it cannot (D25, D26, D49): a cycle, a limit, a
- * forbidden reference, or a stored value that cannot be decrypted (issue 17) are marked, never left blank.
+ * forbidden reference, or a stored value that cannot be decrypted are marked, never left blank.
  */
 function Resolved({ v }: { v: Variable }) {
   if (v.valueError) {

@@ -4,7 +4,7 @@ import { deleteEnv, updateEnv } from '../../api/envs.js';
 import { AddEnv } from '../../components/AddEnv.js';
 import { EnvTabs } from '../../components/EnvTabs.js';
 import { useAction, useToast } from '../../toast.js';
-import { Button, Confirm, Empty } from '../../ui.js';
+import { Button, Empty, TypedConfirm } from '../../ui.js';
 import { EnvPanel } from './EnvPanel.js';
 
 /** The Variables tab: the environments as tabs, the chosen one's variables, and adding or deleting one. */
@@ -98,14 +98,31 @@ export function VariablesView({
         />
       )}
       {deletingEnv && current && (
-        <Confirm
-          title={`Delete ${current.name}?`}
+        <TypedConfirm
+          title={`Delete environment ${current.name}?`}
+          expected={current.name}
           action="Delete environment"
           body={
-            <p>
-              Every variable in <strong>{current.name}</strong> is deleted with it, together with their history. Tokens
-              limited to it stop working for it.
-            </p>
+            <div class="stack-sm" data-testid="delete-env-body">
+              <p>
+                This permanently deletes <strong>{current.name}</strong>
+                {current.protected ? ', a protected environment,' : ''} with:
+              </p>
+              <ul class="bullets">
+                <li>every variable in it, and their values;</li>
+                <li>the history of every key, deleted keys included (they can no longer be restored);</li>
+                <li>its revisions, so it cannot be rolled back;</li>
+                <li>its change requests, open or closed;</li>
+                <li>
+                  the access of tokens limited to it: they stop working for {current.name} (a token for other
+                  environments too keeps those);
+                </li>
+                <li>per-member permissions set on it.</li>
+              </ul>
+              <p>
+                Services that pull {current.name} will fail. The audit log keeps its entries. This cannot be undone.
+              </p>
+            </div>
           }
           onClose={() => setDeletingEnv(false)}
           onConfirm={async () => {

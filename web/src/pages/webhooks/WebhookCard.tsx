@@ -9,6 +9,7 @@ import { statusTone } from './status.js';
 /** One webhook: where it posts, which events, its last delivery; an Owner's test, pause, edit and delete. */
 export function WebhookCard({
   hook: h,
+  projectName,
   owner,
   onChanged,
   onDeliveries,
@@ -16,6 +17,8 @@ export function WebhookCard({
   onDelete,
 }: {
   hook: Webhook;
+  /** The project it is limited to, when it is and the caller sees that project. */
+  projectName: string | null;
   owner: boolean;
   /** Reloads the list. */
   onChanged: () => Promise<void>;
@@ -34,6 +37,9 @@ export function WebhookCard({
           {!h.active && <Pill>paused</Pill>}
         </div>
         <code class="hook-url">{h.url}</code>
+        <div class="muted small" data-testid="hook-project">
+          {h.projectId ? `Only ${projectName ?? 'one project'}` : 'Every project'}
+        </div>
         <div class="hook-events">
           {h.events.map((e) => (
             <span key={e} class="chip">

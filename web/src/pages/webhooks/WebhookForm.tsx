@@ -1,18 +1,24 @@
-import type { Webhook, WebhookEvent } from '@svcenv/contract';
+import type { Project, Webhook, WebhookEvent } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { type CreatedWebhook, createWebhook, updateWebhook } from '../../api/webhooks.js';
 import { ModalForm } from '../../components/ModalForm.js';
 import { NameField, TextField } from '../../components/TextField.js';
 import { useSubmit } from '../../hooks.js';
 import { WEBHOOK_EVENTS } from '../../lib/webhook-events.js';
+import { Field } from '../../ui.js';
 
-/** A new webhook (`hook` null: its secret comes back once) or an existing one's name, URL and events. */
+/**
+ * A new webhook (`hook` null: its secret comes back once) or an existing one's name, URL, project and events.
+ */
 export function WebhookForm({
   hook,
+  projects,
   onClose,
   onSaved,
 }: {
   hook: Webhook | null;
+  /** The projects it may be limited to; "every project" is always offered. */
+  projects: Project[];
   onClose: () => void;
   onSaved: (created: CreatedWebhook | null) => Promise<void>;
 }) {
@@ -21,6 +27,7 @@ export function WebhookForm({
   const [events, setEvents] = useState<WebhookEvent[]>(
     hook?.events ?? ['vars.bulk_upsert', 'var.update', 'var.delete'],
   );
+  const [projectId, setProjectId] = useState(hook?.projectId ?? '');
   const { busy, error, submit } = useSubmit();
   return (
     <ModalForm
@@ -28,15 +35,15 @@ export function WebhookForm({
       onClose={onClose}
       onSubmit={submit(async () => {
         if (hook) {
-          await updateWebhook(hook.id, { name, url, events });
+          await updateWebhook(hook.id, { name, url, events, projectId: projectId || null });
           await onSaved(null);
         } else {
-          await onSaved(await createWebhook({ name, url, events }));
+          await onSaved(await createWebhook({ name, url, events, projectId: projectId || null }));
         }
       })}
       busy={busy}
       error={error}
-      fields={['name', 'url']}
+      fields={['name', 'url', 'projectId']}
       submitLabel={hook ? 'Save' : 'Create webhook'}
       disabled={events.length === 0}
     >
@@ -52,6 +59,16 @@ export function WebhookForm({
         error={error}
         required
       />
+      <Field label="Project" name="projectId" error={error} hint="Only this project's events are sent to it.">
+        <select class="input" name="projectId" value={projectId} onChange={(e) => setProjectId(e.currentTarget.value)}>
+          <option value="">Every project</option>
+          {projects.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+      </Field>
       <fieldset class="fieldset">
         <legend>Events</legend>
         <div class="check-grid">

@@ -1,5 +1,6 @@
 import type { Webhook } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
+import { listProjects } from '../../api/projects.js';
 import { type CreatedWebhook, deleteWebhook, listWebhooks } from '../../api/webhooks.js';
 import { ApiError } from '../../api.js';
 import { OnceSecretDialog } from '../../components/OnceSecretDialog.js';
@@ -17,6 +18,9 @@ export function WebhooksPage() {
   const owner = isOwner(user);
   const toast = useToast();
   const hooks = useAsync(listWebhooks, []);
+  // Names of the projects a webhook may be limited to; a failure leaves the ids unnamed, nothing worse.
+  const projects = useAsync(() => listProjects().catch(() => ({ projects: [] })), []);
+  const projectList = projects.data?.projects ?? [];
   const [editing, setEditing] = useState<Webhook | 'new' | null>(null);
   const [secret, setSecret] = useState<CreatedWebhook | null>(null);
   const [deliveries, setDeliveries] = useState<Webhook | null>(null);
@@ -57,6 +61,7 @@ export function WebhooksPage() {
                 <WebhookCard
                   key={h.id}
                   hook={h}
+                  projectName={h.projectId ? (projectList.find((p) => p.id === h.projectId)?.name ?? null) : null}
                   owner={owner}
                   onChanged={hooks.reload}
                   onDeliveries={() => setDeliveries(h)}
@@ -72,6 +77,7 @@ export function WebhooksPage() {
       {editing && (
         <WebhookForm
           hook={editing === 'new' ? null : editing}
+          projects={projectList}
           onClose={() => setEditing(null)}
           onSaved={async (created) => {
             setEditing(null);
