@@ -32,6 +32,13 @@ export const switchWorkspaceResponse = z.object({ token: z.string(), workspaceId
 
 export type SessionUser = z.infer<typeof sessionUser>;
 
+/**
+ * What this server can do for people signing in, before they have a session (ADR 0020): `emailDelivery` is
+ * false when it has no SMTP_URL (D3), so the dashboard offers what works without email instead of promising
+ * a message that never comes.
+ */
+export const authOptionsResponse = z.object({ emailDelivery: z.boolean() });
+
 /** D54: asks for a reset link; the answer is the same whether or not the address has an account. */
 export const forgotPasswordBody = z.strictObject({ email });
 export const forgotPasswordResponse = z.object({ sent: z.literal(true) });

@@ -28,3 +28,9 @@ export const WEBHOOK_EVENTS = [
   'change_request.open',
   'change_request.apply',
 ] as const;
+
+/**
+ * The dashboard's script-readable sign of a session (ADR 0014): set to `1` beside the httpOnly session cookie,
+ * cleared with it. It holds no secret; it spares a first visit without a session a request that answers 401.
+ */
+export const SIGNED_IN_COOKIE = 'svcenv_signed_in';

@@ -36,6 +36,7 @@ const table = {
   forgotPassword: { method: 'POST', path: '/v1/auth/forgot-password', auth: 'none' },
   resetPassword: { method: 'POST', path: '/v1/auth/reset-password', auth: 'none' },
   inviteInfo: { method: 'GET', path: '/v1/auth/invite', auth: 'none' },
+  authOptions: { method: 'GET', path: '/v1/auth/options', auth: 'none' },
   getSession: { method: 'GET', path: '/v1/auth/session', auth: 'jwt' },
   switchWorkspace: { method: 'POST', path: '/v1/auth/switch-workspace', auth: 'jwt' },
 

@@ -131,6 +131,11 @@ export const auditEntry = z.object({
   actorName: z.string().nullable(),
   detail: z.unknown().nullable(),
   createdAt: timestamp,
+  /**
+   * Added to the specification's entry: the project the entry is about, so the workspace log, which spans
+   * every project, can say which one `targetEnv` belongs to; null for workspace and account entries.
+   */
+  project: z.object({ id: uuid, name: z.string(), slug: z.string() }).nullable(),
 });
 /** `nextCursor` is "" on the last page. */
 export const auditPage = z.object({ logs: z.array(auditEntry), nextCursor: z.string() });

@@ -31,8 +31,9 @@ export const updateMemberBody = z.strictObject({ wsRole });
 export const inviteBody = z.strictObject({ email, wsRole: wsRole.default('Member') });
 export const inviteAddedResponse = z.object({ userId: uuid, name: z.string(), wsRole });
 /**
- * `inviteUrl` only when the server cannot send email (no SMTP_URL, D3): the link then went to the log alone,
- * so the inviting Owner gets it to hand over (docs/decisions/0012-invite-link.md). With SMTP it is never here.
+ * `inviteUrl` only when the server cannot send email (no SMTP_URL, D3): the link then reaches nobody (the log
+ * line names only recipient, subject and kind), so the inviting Owner gets it to hand over
+ * (docs/decisions/0012-invite-link.md, 0020). With SMTP it is never here.
  */
 export const inviteSentResponse = z.object({
   invited: z.literal(true),

@@ -15,6 +15,7 @@ import { AuditBatcher } from './runtime/audit-batcher.js';
 import { authnQueries, JwtCodec, VerifiedTokenCache } from './runtime/credentials.js';
 import { EnvWatch } from './runtime/env-watch.js';
 import { RenderCache } from './runtime/render-cache.js';
+import { UnchangedPullAudits } from './runtime/unchanged-pulls.js';
 import type { Deps } from './services/core/deps.js';
 import { bindLegacyValues } from './services/variables/value-binding.js';
 
@@ -72,6 +73,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       opts.db.dialect === 'sqlite' ? 1 : 4,
     ),
     renderCache: new RenderCache(),
+    unchangedPulls: new UnchangedPullAudits(),
     watch: new EnvWatch({
       db,
       dialect: opts.db.dialect,

@@ -114,6 +114,17 @@ describe(`audit names and filters (${dialectName})`, () => {
       expect(logs.filter((l) => l.actorId !== null && l.actorName === null)).toEqual([]);
     });
 
+    it(`names each entry's project, and none for workspace entries (${where} log)`, async () => {
+      const { logs } = await get(`${base()}?limit=200`);
+      const shop = { id: projectId, name: 'shop', slug: 'shop' };
+      expect(logs.filter((l) => l.action === 'vars.bulk_upsert').map((l) => l.project)).toEqual(Array(5).fill(shop));
+      expect(logs.find((l) => l.action === 'vars.pull')?.project).toEqual(shop);
+      if (where === 'workspace') {
+        expect(logs.find((l) => l.action === 'token.create')?.project).toBeNull();
+        expect(logs.find((l) => l.action === 'member.add')?.project).toBeNull();
+      }
+    });
+
     it(`filters by action and by actor on the server, the cursor paging the filtered list (${where} log)`, async () => {
       const upserts = await all(base(), { action: 'vars.bulk_upsert' }, 2);
       expect(upserts.logs.map((l) => l.action)).toEqual(Array(5).fill('vars.bulk_upsert'));

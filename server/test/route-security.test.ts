@@ -14,6 +14,7 @@ const PUBLIC = new Set([
   'POST /v1/auth/forgot-password',
   'POST /v1/auth/reset-password',
   'GET /v1/auth/invite',
+  'GET /v1/auth/options',
   'GET /healthz',
   'GET /readyz',
   'POST /v1/auth/logout',

@@ -85,5 +85,17 @@ describe(`session cookie (${dialectName})`, () => {
     const cleared = sessionCookie(out.headers)!;
     expect(cleared).toMatch(/^svcenv_session=; Max-Age=0; Path=\//);
     expect(cleared).toContain('HttpOnly');
+    // The dashboard's sign of a session goes with it.
+    expect(out.headers.getSetCookie().find((c) => c.startsWith('svcenv_signed_in='))).toMatch(
+      /^svcenv_signed_in=; Max-Age=0; Path=\/;.*SameSite=Strict$/,
+    );
+  });
+
+  it('comes with a script-readable sign of a session that holds no secret', async () => {
+    const email = `signed-in-${Date.now()}@example.test`;
+    const signup = await app.request('POST', '/v1/auth/signup', {
+      body: { name: 'Marker', email, password: 'long-enough-password' },
+    });
+    expect(signup.headers.getSetCookie()).toContain('svcenv_signed_in=1; Max-Age=604800; Path=/; SameSite=Strict');
   });
 });

@@ -1,4 +1,5 @@
 import type { ErrorBody } from '@svcenv/contract';
+import { SIGNED_IN_COOKIE } from '@svcenv/contract/constants';
 import { type Endpoint, endpoints, expandPath } from '@svcenv/contract/endpoints';
 import type { OperationOf, RequestOf, ResponseOf } from '@svcenv/contract/operations';
 import { messageInWords } from './lib/error-words.js';
@@ -36,6 +37,9 @@ export function setToken(token: string | null): void {
 
 /** At start: whether this browser already has a session (another tab's login, a reload). */
 export async function restoreSession(): Promise<boolean> {
+  // The server sets this script-readable marker (no secret) beside its httpOnly session cookie: without it there
+  // is no session to restore, and asking would only log a 401 in the console.
+  if (!document.cookie.split('; ').includes(`${SIGNED_IN_COOKIE}=1`)) return false;
   try {
     const res = await fetch(endpoints.getSession.path, {
       headers: CSRF,
@@ -43,6 +47,9 @@ export async function restoreSession(): Promise<boolean> {
       cache: 'no-store',
     });
     if (res.ok) setToken('cookie');
+    // An expired or ended session: forget the marker, so the next visit does not ask again.
+    // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from some browsers we serve
+    else document.cookie = `${SIGNED_IN_COOKIE}=; Max-Age=0; Path=/; SameSite=Strict`;
     return res.ok;
   } catch {
     return false;

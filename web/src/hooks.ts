@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { authOptions } from './api/auth.js';
 
 /** Loading / error / data for one request, with reload. `deps` re-run it. */
 export function useAsync<T>(
@@ -83,4 +84,22 @@ export function useSubmit(): Submit {
     if (mounted.current) setBusy(false);
   };
   return { busy, error, setError, submit };
+}
+
+/**
+ * Whether the server sends email (ADR 0020): undefined until known, and when it cannot be asked (a server
+ * without the operation), so that pages keep their usual words rather than guess.
+ */
+export function useEmailDelivery(): boolean | undefined {
+  const [delivery, setDelivery] = useState<boolean | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    authOptions()
+      .then((o) => live && setDelivery(o.emailDelivery))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, []);
+  return delivery;
 }

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { listMyWorkspaces } from './api/account.js';
 import { resendVerification, switchWorkspace } from './api/auth.js';
 import { ApiError, setToken } from './api.js';
+import { useEmailDelivery } from './hooks.js';
 import { Icon } from './icons.js';
 import { navigate } from './router.js';
 import { useSession } from './session.js';
@@ -76,19 +77,49 @@ export function Shell({
         </div>
       </nav>
       <main id="main" class="content" tabIndex={-1}>
-        {!user.emailVerifiedAt && <VerifyBanner />}
+        {!user.emailVerifiedAt && <VerifyBanner userId={user.id} />}
         {children}
       </main>
     </div>
   );
 }
 
-function VerifyBanner() {
+/**
+ * D11's reminder for an unverified address. Without email (ADR 0020) no link can reach the person, so the
+ * banner says so instead of pointing at a message that never came, says that nothing depends on it, and can
+ * be put away for good (remembered in this browser).
+ */
+function VerifyBanner({ userId }: { userId: string }) {
   const toast = useToast();
   const act = useAction();
   const [sent, setSent] = useState(false);
+  const emailDelivery = useEmailDelivery();
+  const dismissKey = `svcenv.no-email-notice.${userId}`;
+  const [dismissed, setDismissed] = useState(() => readFlag(dismissKey));
+  if (emailDelivery === undefined) return null;
+  if (!emailDelivery) {
+    if (dismissed) return null;
+    return (
+      <div class="alert alert-info banner" data-testid="verify-banner">
+        <span>
+          This server does not send email, so your address cannot be confirmed by a link. Nothing depends on it:
+          everything works unverified. Your instance administrator can set up email (SMTP_URL).
+        </span>
+        <button
+          type="button"
+          class="linklike"
+          onClick={() => {
+            writeFlag(dismissKey);
+            setDismissed(true);
+          }}
+        >
+          Got it
+        </button>
+      </div>
+    );
+  }
   return (
-    <div class="alert alert-info banner">
+    <div class="alert alert-info banner" data-testid="verify-banner">
       <span>Please verify your email address: we sent you a link when you signed up.</span>
       <button
         type="button"
@@ -106,6 +137,22 @@ function VerifyBanner() {
       </button>
     </div>
   );
+}
+
+/** A remembered "seen it" in this browser; storage may be unavailable (private modes), then nothing is kept. */
+function readFlag(key: string): boolean {
+  try {
+    return localStorage.getItem(key) === '1';
+  } catch {
+    return false;
+  }
+}
+function writeFlag(key: string): void {
+  try {
+    localStorage.setItem(key, '1');
+  } catch {
+    // Not kept: the notice comes back on the next load, which is harmless.
+  }
 }
 
 /** The current workspace; the caller's other workspaces (GET /v1/me/workspaces, D12) to switch to. */

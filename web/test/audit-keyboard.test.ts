@@ -144,7 +144,9 @@ describe.skipIf(!chromiumAvailable())('audit log, history, keyboard and small sc
     await page.getByRole('button', { name: 'Export CSV' }).click();
     const csv = readFileSync((await (await csvDownload).path())!, 'utf8');
     const lines = csv.trim().split('\r\n');
-    expect(lines[0]).toBe('time,action,action_words,actor_type,actor_id,actor_name,environment,key,detail');
+    expect(lines[0]).toBe(
+      'time,action,action_words,actor_type,actor_id,actor_name,project_id,project,project_slug,environment,key,detail',
+    );
     expect(lines.length).toBe(4);
     expect(
       lines.slice(1).every((l) => l.includes(',vars.bulk_upsert,Saved variables,user,') && l.includes(',Dana,')),

@@ -34,10 +34,13 @@ describe('audit lib', () => {
       actorName: 'token:ci',
       detail: { keys: ['A', 'B'] },
       createdAt: '2026-12-01T10:00:00.000Z',
+      project: { id: 'a1b2c3d4-0000-4000-8000-000000000000', name: 'Web, API', slug: 'web-api' },
     };
     expect(auditCsv([e]).split('\r\n')[1]).toBe(
-      '2026-12-01T10:00:00.000Z,var.update,Updated variable,token,,token:ci,dev,K,"{""keys"":[""A"",""B""]}"',
+      '2026-12-01T10:00:00.000Z,var.update,Updated variable,token,,token:ci,' +
+        'a1b2c3d4-0000-4000-8000-000000000000,"Web, API",web-api,dev,K,"{""keys"":[""A"",""B""]}"',
     );
+    expect(auditCsv([{ ...e, project: null }]).split('\r\n')[1]).toContain('token:ci,,,,dev,K,');
   });
 });
 

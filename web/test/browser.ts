@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { SIGNED_IN_COOKIE } from '@svcenv/contract/constants';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { repoRoot } from '../../server/test/harness.js';
 
@@ -70,6 +71,7 @@ export async function openTab(browser: Browser, baseURL: string, width = 1280): 
 export async function signIn(tab: Tab, baseURL: string, jwt: string): Promise<void> {
   await tab.context.addCookies([
     { name: 'svcenv_session', value: jwt, url: baseURL, httpOnly: true, sameSite: 'Strict' },
+    { name: SIGNED_IN_COOKIE, value: '1', url: baseURL, sameSite: 'Strict' },
   ]);
 }
 

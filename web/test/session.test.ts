@@ -1,5 +1,5 @@
 /**
- * (ADR 0014) in chromium against the real server: the session reaches every tab of the
+ * The dashboard's session cookie (ADR 0014) in chromium against the real server: the session reaches every tab of the
  * browser, a deep link survives the login, script cannot read the session, and logging out in one tab ends
  * it in the others.
  */
@@ -49,6 +49,29 @@ describe.skipIf(!chromiumAvailable())('a dashboard session in every tab', () => 
     await tab.page.waitForURL(/\/login/);
     expect((await tab.context.cookies()).filter((c) => c.name === 'svcenv_session')).toEqual([]);
     expect(tab.problems).toEqual([]);
+  });
+
+  it('asks for no session on a first visit without one (no 401 in the console)', async () => {
+    const tab = await openTab(browser, server.url);
+    const asked: string[] = [];
+    tab.page.on('request', (r) => {
+      if (r.url().includes('/v1/auth/session')) asked.push(r.url());
+    });
+    const errors: string[] = [];
+    tab.page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    await tab.page.goto('/');
+    await tab.page.waitForURL(/\/login/);
+    await tab.page.getByRole('button', { name: 'Log in' }).waitFor();
+    expect(asked).toEqual([]);
+    expect(errors).toEqual([]);
+    // A stale sign (the session expired) is asked about once, then forgotten.
+    await tab.context.addCookies([{ name: 'svcenv_signed_in', value: '1', url: server.url, sameSite: 'Strict' }]);
+    await tab.page.goto('/');
+    await tab.page.waitForURL(/\/login/);
+    expect(asked).toHaveLength(1);
+    expect((await tab.context.cookies()).filter((c) => c.name === 'svcenv_signed_in')).toEqual([]);
   });
 
   it('never follows a next= that leaves the site', async () => {

@@ -47,6 +47,8 @@ export const inviteInfo = defineOperation(e.inviteInfo, {
   query: inviteInfoQuery,
   responses: { 200: inviteInfoResponse },
 });
+/** Public: whether the server can send email (ADR 0020), for the sign-in pages and the banner. */
+export const authOptions = defineOperation(e.authOptions, { tags, responses: { 200: auth.authOptionsResponse } });
 export const getSession = defineOperation(e.getSession, { tags, responses: { 200: auth.sessionResponse } });
 export const switchWorkspace = defineOperation(e.switchWorkspace, {
   tags,

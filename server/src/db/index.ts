@@ -29,6 +29,7 @@ import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
 import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
+import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -173,6 +174,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-25T04-project-slugs': { up: projectSlugs.up, down: projectSlugs.down },
     '2026-11-27T20-audit-streams': { up: (db) => auditStreams.up(db, dialect), down: auditStreams.down },
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
+    '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },
   };
 }
 

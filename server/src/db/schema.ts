@@ -30,6 +30,7 @@ export interface Database {
   password_resets: PasswordResetsTable;
   invites: InvitesTable;
   cache_epoch: CacheEpochTable;
+  unchanged_pull_audits: UnchangedPullAuditsTable;
 }
 
 /** One row (id 1): a counter that SQLite triggers bump on every change to the tables db/epoch-cache.ts caches. */
@@ -348,4 +349,13 @@ export interface PasswordResetsTable {
   attempts: Generated<number>;
   expires_at: string;
   created_at: string;
+}
+
+/** D66: when an unchanged pull (304) of a credential, environment and revision was last audited. */
+export interface UnchangedPullAuditsTable {
+  /** The access token's id (pull takes access tokens only). */
+  credential_id: string;
+  environment_id: string;
+  revision: number;
+  audited_at: string;
 }

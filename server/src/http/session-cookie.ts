@@ -1,3 +1,4 @@
+import { SIGNED_IN_COOKIE } from '@svcenv/contract/constants';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden } from '../lib/errors.js';
 import { JWT_LIFETIME_S } from '../services/identity/authn.js';
@@ -22,10 +23,13 @@ export function setSessionCookie(reply: FastifyReply, token: string, secure: boo
     path: '/',
     maxAge: JWT_LIFETIME_S,
   });
+  // Whether the session is valid stays the server's answer alone; this only says that asking is worth it.
+  reply.setCookie(SIGNED_IN_COOKIE, '1', { sameSite: 'strict', secure, path: '/', maxAge: JWT_LIFETIME_S });
 }
 
 export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
   reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure, path: '/' });
+  reply.clearCookie(SIGNED_IN_COOKIE, { sameSite: 'strict', secure, path: '/' });
 }
 
 /** `Bearer <cookie>` for a request without an Authorization header, or undefined; refuses a cookie without the CSRF header. */

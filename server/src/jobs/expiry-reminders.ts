@@ -132,6 +132,6 @@ function reminderMail(
       '',
       'You receive this reminder at most once every 24 hours per workspace, as a workspace Owner.',
     ].join('\n'),
-    link: publicUrl,
+    kind: 'expiry_reminder',
   };
 }

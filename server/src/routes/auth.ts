@@ -4,7 +4,14 @@ import { route } from '../http/operation.js';
 import { CSRF_HEADER, clearSessionCookie } from '../http/session-cookie.js';
 import { forbidden } from '../lib/errors.js';
 import type { Deps } from '../services/core/deps.js';
-import { login, sessionUser, signup, switchWorkspace, verifyMfaLogin } from '../services/identity/accounts.js';
+import {
+  authOptions,
+  login,
+  sessionUser,
+  signup,
+  switchWorkspace,
+  verifyMfaLogin,
+} from '../services/identity/accounts.js';
 import { resendVerification, verifyEmail } from '../services/identity/email-verification.js';
 import { limitLoginByIp } from '../services/identity/limits.js';
 import { passwordResetJobs, requestPasswordReset, resetPassword } from '../services/identity/password-reset.js';
@@ -51,6 +58,8 @@ export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps })
   // Public: the invite page greets the invitee before they have an account. The token is a query parameter,
   // which the request log never writes (a path segment is only redacted when it looks like a credential).
   route(app, ops.inviteInfo, async (req) => inviteInfo(deps, { token: req.query.token, ip: req.ip }));
+
+  route(app, ops.authOptions, async () => authOptions(deps));
 
   route(app, ops.getSession, async (req) => ({
     user: await sessionUser(deps.db, req.ctx.principal.userId, req.ctx.principal.workspaceId),

@@ -27,6 +27,19 @@ export const acceptInvite = (token: string) => api.call(e.acceptInvite, { body: 
 
 export const switchWorkspace = (workspaceId: string) => api.call(e.switchWorkspace, { body: { workspaceId } });
 
+let options: Promise<{ emailDelivery: boolean }> | null = null;
+/**
+ * ADR 0020: whether the server sends email (false without SMTP_URL). Asked once per page load, since it changes
+ * only with a restart; a failed look-up is asked again next time.
+ */
+export const authOptions = () => {
+  options ??= api.call(e.authOptions, anonymous).catch((err: unknown) => {
+    options = null;
+    throw err;
+  });
+  return options;
+};
+
 /** D54: answers the same whether or not the address has an account. */
 export const forgotPassword = (email: string) => api.call(e.forgotPassword, { body: { email }, ...anonymous });
 

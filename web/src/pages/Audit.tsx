@@ -8,7 +8,7 @@ import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } 
 import { download } from '../lib/download.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { useToast } from '../toast.js';
-import { Button, Empty, ErrorBanner, PageHeader, Spinner } from '../ui.js';
+import { Button, Empty, ErrorBanner, Link, PageHeader, Spinner } from '../ui.js';
 
 export function AuditPage() {
   return (
@@ -42,7 +42,8 @@ const toFilters = (d: Draft): AuditFilters => ({
 /**
  * One audit log (a project's, or else the workspace's): newest first in cursor pages, filtered on the server by
  * action, actor and dates (ADR 0015), actors by name, actions in words, and the filtered log exported as CSV or
- * JSON. On a phone the table becomes one card per entry.
+ * JSON. The workspace's log names each entry's project (name and slug), since environment names repeat across
+ * projects. On a phone the table becomes one card per entry.
  */
 export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: string; fileName?: string }) {
   const toast = useToast();
@@ -221,7 +222,10 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
       ) : !error && entries.length === 0 ? (
         <Empty title="No entries">{filtered ? 'Nothing matches these filters.' : 'Nothing has happened yet.'}</Empty>
       ) : error ? null : (
-        <Table class="audit-table table-cards" columns={['When', 'Action', 'Target', 'Actor']}>
+        <Table
+          class="audit-table table-cards"
+          columns={projectId ? ['When', 'Action', 'Target', 'Actor'] : ['When', 'Action', 'Project', 'Target', 'Actor']}
+        >
           {entries.map((e) => (
             <tr key={e.id} data-testid="audit-row">
               <td class="small" data-label="When" title={dateTime(e.createdAt)}>
@@ -232,6 +236,18 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
                   {actionLabel(e.action)}
                 </span>
               </td>
+              {!projectId && (
+                <td data-label="Project" data-testid="audit-project">
+                  {e.project ? (
+                    <>
+                      <Link to={`/projects/${e.project.id}`}>{e.project.name}</Link>
+                      <div class="muted small audit-slug">{e.project.slug}</div>
+                    </>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+              )}
               <td data-label="Target">
                 {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
                 {e.detail != null && <div class="muted small audit-detail">{detailText(e.detail)}</div>}
@@ -265,7 +281,9 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
 /** A compact line for an entry's detail (never values, D36): `key: value` pairs, arrays joined. */
 export function detailText(detail: unknown): string {
   if (typeof detail !== 'object' || detail === null) return String(detail);
-  const parts = Object.entries(detail as Record<string, unknown>).map(([k, v]) => {
+  // An empty list (`updated: []`) says nothing, and a bare "updated:" reads like a cut-off line.
+  const entries = Object.entries(detail as Record<string, unknown>).filter(([, v]) => !Array.isArray(v) || v.length);
+  const parts = entries.map(([k, v]) => {
     const shown = Array.isArray(v) ? v.join(', ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
     return `${k}: ${shown}`;
   });

@@ -3,7 +3,7 @@ import { forgotPassword, resetPassword } from '../api/auth.js';
 import { ApiError, getToken, setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
 import { EmailField, NEW_PASSWORD, PasswordField } from '../components/TextField.js';
-import { useSubmit } from '../hooks.js';
+import { useEmailDelivery, useSubmit } from '../hooks.js';
 import { navigate } from '../router.js';
 import { Button, ErrorBanner, FormError, Link } from '../ui.js';
 import { AuthCard } from './Auth.js';
@@ -19,6 +19,24 @@ export function ForgotPasswordPage() {
   const [email, setEmail] = useState('');
   const [sentTo, setSentTo] = useState<string | null>(null);
   const { busy, error, submit } = useSubmit();
+  const emailDelivery = useEmailDelivery();
+  // ADR 0020: without email no reset link can reach anyone; the instance administrator can make one.
+  if (emailDelivery === false) {
+    return (
+      <AuthCard title="Forgot your password?">
+        <div class="alert alert-info" role="status" data-testid="no-email-reset">
+          This server does not send email, so it cannot email you a reset link.
+        </div>
+        <p>
+          Ask your instance administrator for a reset link: they can make one for your account. It works once, for one
+          hour, and lets you choose a new password (and signs you out everywhere).
+        </p>
+        <p class="auth-alt">
+          Remembered it? <Link to="/login">Log in</Link>
+        </p>
+      </AuthCard>
+    );
+  }
   if (sentTo) {
     return (
       <AuthCard title="Check your email">
@@ -27,7 +45,7 @@ export function ForgotPasswordPage() {
           hour.
         </div>
         <p class="muted">
-          No email after a few minutes? Check the spam folder, or ask your svcenv administrator for a reset link.
+          No email after a few minutes? Check the spam folder, or ask your instance administrator for a reset link.
         </p>
         <p class="auth-alt">
           <Link to="/login">Back to log in</Link>

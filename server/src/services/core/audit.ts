@@ -42,7 +42,7 @@ export interface AuditFilters {
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
  * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Entries are shown
- * by db/audit-entries.ts, as the audit streams send them (D65).
+ * by db/audit-entries.ts (actor and project names joined), as the audit streams send them (D65).
  */
 export async function auditPage(
   db: Db,

@@ -10,6 +10,7 @@ import type { AuditBatcher } from '../../runtime/audit-batcher.js';
 import type { AuthnQueries, JwtCodec, VerifiedTokenCache } from '../../runtime/credentials.js';
 import type { EnvWatch } from '../../runtime/env-watch.js';
 import type { RenderCache } from '../../runtime/render-cache.js';
+import type { UnchangedPullAudits } from '../../runtime/unchanged-pulls.js';
 import type { PlainVar } from './values.js';
 
 /**
@@ -27,6 +28,8 @@ export interface Deps {
   auditBatcher: AuditBatcher;
   /** Resolved environments by revision (services/pull/pull.ts). */
   renderCache: RenderCache<ResolvedEnv>;
+  /** D66: which unchanged pulls were audited this hour (services/pull/pull.ts). */
+  unchangedPulls: UnchangedPullAudits;
   authn: AuthnDeps;
   /** Durable background work (email, webhooks); enqueue inside the transaction, kick() after it. */
   jobs: JobQueue;

@@ -34,6 +34,14 @@ async function uniqueSlug(db: Db, name: string): Promise<string> {
   return `${base}-${newId().slice(0, 8)}`;
 }
 
+/**
+ * GET /v1/auth/options (ADR 0020): whether this server sends email at all. Without SMTP_URL (D3) no message
+ * reaches anyone, so the dashboard says so and offers what works instead.
+ */
+export function authOptions(deps: Pick<Deps, 'config'>): { emailDelivery: boolean } {
+  return { emailDelivery: Boolean(deps.config.SMTP_URL) };
+}
+
 export async function sessionUser(db: Db, userId: string, workspaceId: string): Promise<SessionUser> {
   const row = await db
     .selectFrom('users as u')

@@ -44,7 +44,7 @@ export async function queueVerificationEmail(
       text:
         `Hello ${user.name},\n\nplease confirm your email address for svcenv by opening this link:\n\n${link}\n\n` +
         'The link is valid for 24 hours. If you did not create an svcenv account, ignore this email.\n',
-      link,
+      kind: 'email_verification',
     },
   });
 }

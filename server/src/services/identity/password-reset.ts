@@ -74,8 +74,9 @@ export async function issueResetLink(
 async function performResetRequest(deps: Deps, email: string): Promise<void> {
   const sent = await deps.db.transaction().execute(async (trx) => {
     if (!deps.config.SMTP_URL) {
-      // D3 would log the mail's link, and a reset link is a credential: without SMTP no link is made.
-      // The log line (recipient, subject) tells the operator, who can hand out `admin reset-link` (D54).
+      // Without SMTP no message reaches the person, so no link is made at all (a reset link is a credential).
+      // The D3 log line (recipient, subject, kind) tells the operator, who can hand out `admin reset-link`
+      // (D54); the dashboard's forgot-password page says to ask them (ADR 0020).
       const user = await trx.selectFrom('users').select('email').where('email', '=', email).executeTakeFirst();
       if (!user) return false;
       await deps.jobs.enqueue(trx, {
@@ -84,6 +85,7 @@ async function performResetRequest(deps: Deps, email: string): Promise<void> {
           to: user.email,
           subject: 'svcenv password reset requested (no email server: use npm run admin -- reset-link)',
           text: 'A password reset was requested, but this server cannot send email.\n',
+          kind: 'password_reset',
         },
       });
       return true;
@@ -92,8 +94,9 @@ async function performResetRequest(deps: Deps, email: string): Promise<void> {
     if (!issued) return false;
     await deps.jobs.enqueue(trx, {
       kind: EMAIL_JOB,
-      // No `link` field: the message's link is only in its body, which the log mailer never writes.
+      // The link is only in the body, which only SMTP sends (lib/mail.ts).
       payload: {
+        kind: 'password_reset',
         to: issued.user.email,
         subject: 'Reset your svcenv password',
         text:

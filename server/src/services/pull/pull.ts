@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { CONTEXT_KEYS, type ContextKey, MASK, type OutputFormat } from '@svcenv/contract';
 import { AppError, ReferenceError422 } from '../../lib/errors.js';
 import { CONTENT_TYPES, FILE_EXTENSIONS, k8sSecretName, render } from '../../lib/formats.js';
+import { type AuditEvent, auditRow, recordAudit } from '../core/audit.js';
 import { authorizeEnv } from '../core/authz.js';
 import { recordRead } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
@@ -102,7 +103,7 @@ export interface PullInput {
  * D43: a pull that may be held. With `wait` seconds and an `ifNoneMatch` equal to the current ETag, the answer
  * waits until the environment's body would change (rendered anew on every wake: never a stale 304), the time
  * is up, or the server drains; `reauthenticate` checks the credential again before a held pull answers, so a
- * token revoked meanwhile gets 401, not the new values. One audit row per answer, as for any pull.
+ * token revoked meanwhile gets 401, not the new values. Audited as any pull: each 200, and a 304 as D66 says.
  */
 export async function pullWaiting(
   ctx: Ctx,
@@ -129,7 +130,7 @@ export async function pullWaiting(
       if (reason !== 'changed' || !input.ifNoneMatch(rendered.out.etag)) break;
     }
   }
-  await auditPull(current, input, rendered, input.wait);
+  await auditPull(current, input, rendered, input.ifNoneMatch(rendered.out.etag), input.wait);
   return { ...rendered.out, contentType: CONTENT_TYPES[input.format], revision: rendered.revision };
 }
 
@@ -190,7 +191,7 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
     return at;
   };
-  return { out, keys: only ?? [...cached.vars.keys()], watched, revision: cached.revision };
+  return { out, keys: only ?? [...cached.vars.keys()], watched, revision: cached.revision, envId: env.id };
 }
 
 /**
@@ -210,15 +211,21 @@ function unknownKeys(unknown: string[], cached: ResolvedEnv): AppError {
   return new AppError('VALIDATION', `keys: no variable in this environment for ${named.join(', ')}`, 'keys');
 }
 
-/** Every pull is durably audited before it is answered (group commit, services/core/audit.ts). */
+/**
+ * A pull answered 200 is durably audited before it is answered (group commit, services/core/audit.ts). One
+ * answered 304 hands over no value: D66 audits it once per credential, environment and revision per hour
+ * (runtime/unchanged-pulls.ts), and the `vars.pull` webhook event (D34) follows the audit entry, so a fleet of
+ * `run --watch` clients costs neither entries, deliveries nor commits while nothing changes (ADR 0019).
+ */
 async function auditPull(
   ctx: Ctx,
   input: PullInput,
   rendered: Awaited<ReturnType<typeof renderPull>>,
+  notModified: boolean,
   wait?: number | undefined,
 ): Promise<void> {
   const { deps, principal } = ctx;
-  await recordRead(ctx, {
+  const event = {
     action: 'vars.pull',
     projectId: input.projectId,
     targetEnv: input.env,
@@ -227,10 +234,35 @@ async function auditPull(
       ...(input.keys ? { keys: [...input.keys] } : {}),
       ...(input.operator ? { client: 'operator' } : {}),
       ...(wait !== undefined ? { wait } : {}),
+      ...(notModified ? { notModified: true } : {}),
     },
-  });
+  };
+  let audited = true;
+  if (notModified) audited = await auditUnchanged(ctx, rendered, event);
+  else await recordRead(ctx, event);
+  // Spec variables rule 7 / D18: every operator pull records the sync, a 304 too (that is its sign of life).
   if (input.operator) await recordOperatorSync(deps, principal.workspaceId);
-  await emitEvent(deps, deps.db, principal, 'vars.pull', input.projectId, input.env, { keys: rendered.keys });
+  if (audited)
+    await emitEvent(deps, deps.db, principal, 'vars.pull', input.projectId, input.env, { keys: rendered.keys });
+}
+
+/** D66: writes the 304's entry unless its triple was audited within the hour; true when it wrote it. */
+async function auditUnchanged(
+  ctx: Ctx,
+  rendered: Awaited<ReturnType<typeof renderPull>>,
+  event: AuditEvent,
+): Promise<boolean> {
+  const { deps, principal } = ctx;
+  const triple = { credentialId: principal.actorId, envId: rendered.envId, revision: rendered.revision };
+  const now = deps.clock.now();
+  if (deps.unchangedPulls.recent(triple, now.getTime())) return false;
+  const claim = await deps.db.transaction().execute(async (trx) => {
+    const c = await deps.unchangedPulls.claim(trx, triple, now);
+    if (c.claimed) await recordAudit(trx, auditRow(deps.clock, principal, event));
+    return c;
+  });
+  deps.unchangedPulls.remember(triple, claim.at, now.getTime());
+  return claim.claimed;
 }
 
 /**

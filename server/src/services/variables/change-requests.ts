@@ -218,7 +218,7 @@ export async function openChangeRequest(
           `${principal.actorName} asks to change the environment "${env.name}" of the project "${access.project.name}".\n\n` +
           `Message: ${input.message}\n\n${describeKeys(setKeys, input.delete)}\n` +
           `Approve or reject it in the dashboard: ${projectLink(ctx, input.projectId)}\n`,
-        link: projectLink(ctx, input.projectId),
+        kind: 'change_request_approval',
       });
     }
     return { row, items, revision: row.base_revision };
@@ -473,7 +473,7 @@ async function mailAuthor(
     text:
       `${ctx.principal.actorName} ${outcome} your change request to the environment "${env.name}" of the project "${access.project.name}".\n\n` +
       `Your message: ${row.message}\n${extra ? `\n${extra}\n` : ''}\n${projectLink(ctx, access.project.id)}\n`,
-    link: projectLink(ctx, access.project.id),
+    kind: 'change_request_outcome',
   });
 }
 

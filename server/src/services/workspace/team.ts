@@ -120,7 +120,7 @@ export async function invite(ctx: Ctx, input: { email: string; wsRole: WsRole })
           to: email,
           subject: `You were added to ${ws.name} on svcenv`,
           text: `${principal.userName} added you to the workspace "${ws.name}" as ${input.wsRole}.\n\nSign in to see it: ${deps.config.publicUrl}/\n`,
-          link: `${deps.config.publicUrl}/`,
+          kind: 'member_added',
         },
       });
       return { status: 200 as const, body: { userId: user.id, name: user.name, wsRole: input.wsRole } };
@@ -152,11 +152,12 @@ export async function invite(ctx: Ctx, input: { email: string; wsRole: WsRole })
         to: email,
         subject: `${principal.userName} invited you to ${ws.name} on svcenv`,
         text: `${principal.userName} invited you to the workspace "${ws.name}" as ${input.wsRole}.\n\nCreate an account with this email address, then accept the invite (the link expires in 7 days):\n${link}\n`,
-        link,
+        kind: 'invite',
       },
     });
-    // Without SMTP the mailer only logs the message (D3): the Owner gets the link to hand over, or the
-    // invitee would wait for an email that never comes (ADR 0012). With SMTP the link stays in the email.
+    // Without SMTP the message goes nowhere (D3 logs only its recipient, subject and kind): the Owner gets the
+    // link to hand over, or the invitee would wait for an email that never comes (ADR 0012, ADR 0020). With
+    // SMTP the link stays in the email.
     const handOver = deps.config.SMTP_URL ? {} : { inviteUrl: link };
     return { status: 202 as const, body: { invited: true as const, email, ...handOver } };
   });
