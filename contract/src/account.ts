@@ -34,6 +34,10 @@ export const myWorkspacesResponse = z.object({
   workspaces: z.array(z.object({ id: uuid, name: z.string(), slug: z.string(), wsRole: z.enum(['Owner', 'Member']) })),
 });
 
+/** D68: which of the caller's workspaces holds a project they can see (the dashboard then switches there). */
+export const projectWorkspaceQuery = z.strictObject({ project: z.string().min(1).max(200) });
+export const projectWorkspaceResponse = z.object({ workspaceId: uuid, workspaceName: z.string(), projectId: uuid });
+
 export const mfaSetupResponse = z.object({ secret: z.string(), otpauthUrl: z.string() });
 export const mfaCodeBody = z.strictObject({ code: mfaCode });
 /** D12: ten codes, shown once. */

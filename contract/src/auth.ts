@@ -20,6 +20,8 @@ export const sessionUser = publicUser.extend({
   workspaceName: z.string(),
   wsRole: z.enum(['Owner', 'Member']),
   emailVerifiedAt: timestamp.nullable(),
+  /** D69: an administrator of this instance (read from the database, like the role). */
+  instanceAdmin: z.boolean(),
 });
 
 export const authResponse = z.object({ token: z.string(), user: publicUser });
@@ -33,7 +35,7 @@ export const switchWorkspaceResponse = z.object({ token: z.string(), workspaceId
 export type SessionUser = z.infer<typeof sessionUser>;
 
 /**
- * What this server can do for people signing in, before they have a session (ADR 0020): `emailDelivery` is
+ * What this server can do for people signing in, before they have a session (ADR 0021): `emailDelivery` is
  * false when it has no SMTP_URL (D3), so the dashboard offers what works without email instead of promising
  * a message that never comes.
  */

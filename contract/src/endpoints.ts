@@ -39,12 +39,15 @@ const table = {
   authOptions: { method: 'GET', path: '/v1/auth/options', auth: 'none' },
   getSession: { method: 'GET', path: '/v1/auth/session', auth: 'jwt' },
   switchWorkspace: { method: 'POST', path: '/v1/auth/switch-workspace', auth: 'jwt' },
+  /** D69: the instance's signup mode, for the login and signup pages. */
+  signupMode: { method: 'GET', path: '/v1/auth/signup-mode', auth: 'none' },
 
   // me (D12)
   getMe: { method: 'GET', path: '/v1/me', auth: 'jwt' },
   updateMe: { method: 'PATCH', path: '/v1/me', auth: 'jwt' },
   changePassword: { method: 'POST', path: '/v1/me/password', auth: 'jwt' },
   listMyWorkspaces: { method: 'GET', path: '/v1/me/workspaces', auth: 'jwt' },
+  findProjectWorkspace: { method: 'GET', path: '/v1/me/project-workspace', auth: 'jwt' },
   setupMfa: { method: 'POST', path: '/v1/me/mfa/setup', auth: 'jwt' },
   enableMfa: { method: 'POST', path: '/v1/me/mfa/enable', auth: 'jwt' },
   disableMfa: { method: 'POST', path: '/v1/me/mfa/disable', auth: 'jwt' },
@@ -139,6 +142,14 @@ const table = {
   removeProjectMember: { method: 'DELETE', path: '/v1/projects/:id/members/:userId', auth: 'any' },
   setEnvPermission: { method: 'PUT', path: '/v1/projects/:id/members/:userId/envs/:env', auth: 'any' },
   clearEnvPermission: { method: 'DELETE', path: '/v1/projects/:id/members/:userId/envs/:env', auth: 'any' },
+
+  // instance administration (D69): administrators only, through a session
+  adminListWorkspaces: { method: 'GET', path: '/v1/admin/workspaces', auth: 'jwt' },
+  adminSetPlan: { method: 'PUT', path: '/v1/admin/workspaces/:id/plan', auth: 'jwt' },
+  adminListUsers: { method: 'GET', path: '/v1/admin/users', auth: 'jwt' },
+  adminResetLink: { method: 'POST', path: '/v1/admin/users/:id/reset-link', auth: 'jwt' },
+  adminGetSettings: { method: 'GET', path: '/v1/admin/settings', auth: 'jwt' },
+  adminUpdateSettings: { method: 'PUT', path: '/v1/admin/settings', auth: 'jwt' },
 
   // CLI releases (D39, D41): no credential, `upgrade` works before `login`
   cliLatest: { method: 'GET', path: '/v1/cli/latest', auth: 'none' },

@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   PLAN_LIMIT: 403,
   /** D47: a direct write to an environment that requires approval; open a change request instead. */
   APPROVAL_REQUIRED: 403,
+  /** D69: the instance's signup mode refuses this signup (`closed`, or `invite` without a pending invite). */
+  SIGNUP_CLOSED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   /** D46: `If-Match: "rev:<n>"` on a write, and the environment is no longer at revision n; field `revision`. */

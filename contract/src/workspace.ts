@@ -33,7 +33,7 @@ export const inviteAddedResponse = z.object({ userId: uuid, name: z.string(), ws
 /**
  * `inviteUrl` only when the server cannot send email (no SMTP_URL, D3): the link then reaches nobody (the log
  * line names only recipient, subject and kind), so the inviting Owner gets it to hand over
- * (docs/decisions/0012-invite-link.md, 0020). With SMTP it is never here.
+ * (docs/decisions/0012-invite-link.md, 0021-without-email.md). With SMTP it is never here.
  */
 export const inviteSentResponse = z.object({
   invited: z.literal(true),

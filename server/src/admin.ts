@@ -3,7 +3,7 @@ import { migrate, openDb } from './db/index.js';
 import { systemClock } from './lib/clock.js';
 import { loadMasterKey } from './lib/master-key.js';
 import { adminResetLink } from './services/identity/password-reset.js';
-import { type AdminResult, backup, rewrapKeys, setPlan, verify } from './services/workspace/admin.js';
+import { type AdminResult, backup, grantAdmin, rewrapKeys, setPlan, verify } from './services/workspace/admin.js';
 
 /**
  * Operator commands, run on the server host with the server's own environment (DATABASE_URL, MASTER_KEY,
@@ -12,6 +12,7 @@ import { type AdminResult, backup, rewrapKeys, setPlan, verify } from './service
  *   npm run admin -- rewrap-keys          re-wraps every project key under NEW_MASTER_KEY (base64, 32 bytes)
  *   npm run admin -- set-plan <workspace id or slug> <free|team|enterprise>
  *   npm run admin -- reset-link <email>   prints a one-hour password reset link (D54)
+ *   npm run admin -- grant-admin <email>  makes the account an administrator of the instance (D69)
  *   npm run admin -- backup <file>        a consistent copy of the embedded database, server running (D53)
  *   npm run admin -- verify               decrypts every stored value; exit 1 on any failure (D53)
  */
@@ -19,12 +20,13 @@ const usage = `usage:
   npm run admin -- rewrap-keys                       (reads NEW_MASTER_KEY; then restart with MASTER_KEY=<new>)
   npm run admin -- set-plan <workspace-id|slug> <free|team|enterprise>
   npm run admin -- reset-link <email>                (prints a one-hour password reset link; voids older ones)
+  npm run admin -- grant-admin <email>               (makes the account an administrator of the instance)
   npm run admin -- backup <file>                     (a consistent copy of the embedded database, server running)
   npm run admin -- verify                            (decrypts every stored value; exit 1 on any failure)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  if (!['rewrap-keys', 'set-plan', 'reset-link', 'backup', 'verify'].includes(command ?? '')) {
+  if (!['rewrap-keys', 'set-plan', 'reset-link', 'grant-admin', 'backup', 'verify'].includes(command ?? '')) {
     process.stderr.write(`${usage}\n`);
     return 1;
   }
@@ -35,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (
     (command === 'set-plan' && args.length !== 2) ||
-    ((command === 'reset-link' || command === 'backup') && args.length !== 1) ||
+    ((command === 'reset-link' || command === 'grant-admin' || command === 'backup') && args.length !== 1) ||
     (command === 'verify' && args.length !== 0)
   ) {
     process.stderr.write(`${usage}\n`);
@@ -69,6 +71,8 @@ async function main(argv: string[]): Promise<number> {
       });
     } else if (command === 'verify') {
       result = await verify(db.db, master.key);
+    } else if (command === 'grant-admin') {
+      result = await grantAdmin(db.db, args[0]!);
     } else if (command === 'reset-link') {
       result = await adminResetLink({ db: db.db, clock: systemClock, config }, args[0]!);
     } else {

@@ -16,7 +16,7 @@ import {
  * D57: every project answer carries the caller's own access, and that answer agrees with what the server
  * then allows: for each environment a write succeeds exactly when access says write, a read exactly when it
  * says read or write; project administration exactly when `admin`, Owner-only operations exactly when `owner`.
- * Also D15: a PLAN_LIMIT answer names the plan, the limit and how an operator lifts it.
+ * Also D15: a PLAN_LIMIT answer names the plan, the limit and how it is lifted (D69: by whom).
  */
 type Perm = 'none' | 'read' | 'write';
 type Access = z.infer<typeof project>['access'];
@@ -228,17 +228,20 @@ describe(`the caller's access in project answers (D57, ${dialectName})`, () => {
     }
   });
 
-  it('a PLAN_LIMIT answer names the plan, the limit and how an operator lifts it (D15)', async () => {
+  it('a PLAN_LIMIT answer names the plan, the limit and how it is lifted (D15, D69)', async () => {
+    // Not the instance's first account: the remedy is its administrator.
     const { jwt } = await signupUser(app, 'Teamer');
     // `team` allows 10 environments per project: the remedy is the one larger plan.
     const p = await createProject(app, jwt, { envs: Array.from({ length: 10 }, (_, i) => `e${i}`) });
     const eleventh = await app.request('POST', `/v1/projects/${p.id}/envs`, { token: jwt, body: { name: 'e10' } });
     expect(eleventh.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'envsPerProject' });
     expect(eleventh.error.message).toContain('the team plan allows at most 10 environments per project');
-    expect(eleventh.error.message).toContain('npm run admin -- set-plan <workspace> enterprise');
+    expect(eleventh.error.message).toContain('Ask your instance administrator');
+    expect(eleventh.error.message).toContain('to the enterprise plan');
 
     const free = await startApp();
     try {
+      // The instance's first account is its administrator: the remedy is the Instance page (or the command).
       const user = await signupUser(free, 'Free');
       const fp = await createProject(free, user.jwt, { name: 'one' });
       const fourthEnv = await free.request('POST', `/v1/projects/${fp.id}/envs`, {
@@ -247,6 +250,7 @@ describe(`the caller's access in project answers (D57, ${dialectName})`, () => {
       });
       expect(fourthEnv.error).toMatchObject({ code: 'PLAN_LIMIT', field: 'envsPerProject' });
       expect(fourthEnv.error.message).toContain('the free plan allows at most 3 environments per project');
+      expect(fourthEnv.error.message).toContain('the Instance page of the dashboard');
       expect(fourthEnv.error.message).toContain('npm run admin -- set-plan <workspace> team|enterprise');
       expect(fourthEnv.error.message).toContain('DEFAULT_PLAN');
       await createProject(free, user.jwt, { name: 'two' });

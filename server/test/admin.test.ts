@@ -4,6 +4,7 @@ import { copyFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { billing, workspace } from '@svcenv/contract';
+import { operations } from '@svcenv/contract/operations';
 import { describe, expect, it } from 'vitest';
 import { openDb } from '../src/db/index.js';
 import { createProject, createToken, freshPgSchema, repoRoot, signupUser, startServer, upsert } from './harness.js';
@@ -40,6 +41,33 @@ describe('admin commands (server/src/admin.ts)', () => {
       expect(plan.body).toMatchObject({ plan: 'team', limits: { projects: 20, members: 25, envsPerProject: 10 } });
       expect(admin(['set-plan', ws.slug, 'platinum'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
       expect(admin(['set-plan', 'no-such-workspace', 'team'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
+    } finally {
+      await srv.stop();
+      await st.drop();
+    }
+  });
+
+  it('grant-admin makes another account an instance administrator (D69)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-grant-'));
+    const st = await storage();
+    const srv = await startServer({ dataDir, env: st.env });
+    try {
+      const first = await signupUser(srv, 'First');
+      const other = await signupUser(srv, 'Other');
+      const flag = async (jwt: string) => (await srv.call(operations.getMe, {}, jwt)).body.user.instanceAdmin;
+      expect(await flag(first.jwt)).toBe(true);
+      expect(await flag(other.jwt)).toBe(false);
+      expect((await srv.call(operations.adminListUsers, {}, other.jwt)).status).toBe(403);
+      const res = admin(['grant-admin', other.email.toUpperCase()], { DATA_DIR: dataDir, ...st.env });
+      expect(res.stderr).toBe('');
+      expect(res.status).toBe(0);
+      expect(res.stdout).toContain('is now an administrator');
+      // Read from the database on the next request: the same session now passes.
+      expect(await flag(other.jwt)).toBe(true);
+      expect((await srv.call(operations.adminListUsers, {}, other.jwt)).status).toBe(200);
+      const unknown = admin(['grant-admin', 'nobody@example.test'], { DATA_DIR: dataDir, ...st.env });
+      expect(unknown.status).toBe(1);
+      expect(admin(['grant-admin'], { DATA_DIR: dataDir, ...st.env }).status).toBe(1);
     } finally {
       await srv.stop();
       await st.drop();

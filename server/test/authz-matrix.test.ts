@@ -68,11 +68,12 @@ interface Op {
   /**
    * env ops: the permission needed (D23). project ops: `visible`, `admin` (Owner or project Admin), `owner`,
    * `auditor` (the project audit: Owner or project Admin, any credential that sees the project; ADR 0002).
-   * workspace ops: `member` (any member), `owner`, `createProject` (D20). `approver` (env ops): D47's approval
+   * workspace ops: `member` (any member), `owner`, `createProject` (D20), `instanceAdmin` (D69: the instance's
+   * administrators; here the Owner, the instance's first account, is the only one). `approver` (env ops): D47's approval
    * or rejection of a change request, by an Owner or project Admin with write on the environment, through a
    * session (ADR 0013).
    */
-  need: Perm | 'visible' | 'admin' | 'owner' | 'auditor' | 'member' | 'createProject' | 'approver';
+  need: Perm | 'visible' | 'admin' | 'owner' | 'auditor' | 'member' | 'createProject' | 'approver' | 'instanceAdmin';
   /** The only credential type accepted: pull takes access tokens (spec variables rule 8), D10's areas take JWTs. */
   credential?: 'token' | 'jwt';
   ok: number;
@@ -89,6 +90,8 @@ function expected(op: Op, c: Ctx): number {
   if (op.level === 'workspace') {
     if (op.need === 'member') return op.ok;
     if (op.need === 'owner') return c.owner ? op.ok : refused;
+    // D69: the matrix's Owner made the instance's first account, so is its administrator; nobody else is.
+    if (op.need === 'instanceAdmin') return c.owner ? op.ok : refused;
     // D20: any member may create a project; a token needs write scope and no restriction to one project.
     return c.cred === 'jwt' || c.cred === 'write' || c.cred === 'envRestricted' ? op.ok : 403;
   }
@@ -281,7 +284,7 @@ describe(`authorization matrix (${dialectName})`, () => {
       body: { email: stranger, wsRole: 'Member' },
     });
     expect(inv.status).toBe(202);
-    // Without SMTP the invite answer hands the Owner the link (ADR 0012); the log never holds it (ADR 0020).
+    // Without SMTP the invite answer hands the Owner the link (ADR 0012); the log never holds it (ADR 0021).
     strangerInvite = /invite\?token=([A-Za-z0-9_-]+)/.exec((inv.body as { inviteUrl: string }).inviteUrl)![1]!;
   }, 180_000);
   afterAll(async () => {
@@ -1051,6 +1054,71 @@ describe(`authorization matrix (${dialectName})`, () => {
       credential: 'jwt',
       ok: 204,
       run: async (t) => call(t, 'DELETE', `/v1/workspace/audit-streams/${await freshStream()}`),
+    },
+    // ---- the caller's own workspaces (D68) and instance administration (D69; JWT only) ----
+    {
+      // Found for whoever sees the project (the Owner, its members), 404 for anyone else: no existence leak.
+      name: 'find the workspace of a project',
+      route: 'GET /v1/me/project-workspace',
+      level: 'project',
+      need: 'visible',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'GET', `/v1/me/project-workspace?project=${t.project}`),
+    },
+    {
+      name: 'list the instance workspaces',
+      route: 'GET /v1/admin/workspaces',
+      level: 'workspace',
+      need: 'instanceAdmin',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'GET', '/v1/admin/workspaces'),
+    },
+    {
+      name: "set a workspace's plan",
+      route: 'PUT /v1/admin/workspaces/{id}/plan',
+      level: 'workspace',
+      need: 'instanceAdmin',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'PUT', `/v1/admin/workspaces/${workspaceId}/plan`, { plan: 'enterprise' }),
+    },
+    {
+      name: 'list the instance users',
+      route: 'GET /v1/admin/users',
+      level: 'workspace',
+      need: 'instanceAdmin',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'GET', '/v1/admin/users'),
+    },
+    {
+      name: 'make a reset link',
+      route: 'POST /v1/admin/users/{id}/reset-link',
+      level: 'workspace',
+      need: 'instanceAdmin',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'POST', `/v1/admin/users/${spare.id}/reset-link`),
+    },
+    {
+      name: 'read the instance settings',
+      route: 'GET /v1/admin/settings',
+      level: 'workspace',
+      need: 'instanceAdmin',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'GET', '/v1/admin/settings'),
+    },
+    {
+      name: 'change the instance settings',
+      route: 'PUT /v1/admin/settings',
+      level: 'workspace',
+      need: 'instanceAdmin',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'PUT', '/v1/admin/settings', { signup: 'open' }),
     },
   ];
 

@@ -15,6 +15,8 @@ const PUBLIC = new Set([
   'POST /v1/auth/reset-password',
   'GET /v1/auth/invite',
   'GET /v1/auth/options',
+  // D69: the login and signup pages say when signup is closed or by invitation only.
+  'GET /v1/auth/signup-mode',
   'GET /healthz',
   'GET /readyz',
   'POST /v1/auth/logout',
@@ -25,6 +27,8 @@ const JWT_ONLY = [
   /^\/v1\/me(\/|$)/,
   /^\/v1\/workspace(\/|$)/,
   /^\/v1\/tokens(\/|$)/,
+  // D69: instance administration is done through a session.
+  /^\/v1\/admin(\/|$)/,
   /^\/v1\/auth\/(session|switch-workspace|accept-invite|resend-verification)$/,
 ];
 

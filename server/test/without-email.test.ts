@@ -1,5 +1,5 @@
 /**
- * A server without SMTP_URL (D3, ADR 0020): it says so (`GET /v1/auth/options`), and each message becomes one
+ * A server without SMTP_URL (D3, ADR 0021): it says so (`GET /v1/auth/options`), and each message becomes one
  * log line with recipient, subject and kind only: no verification, invite or reset link, no token, no body.
  * With SMTP the same operation says it can send. Over HTTP, the logs captured from the server's own stream.
  */

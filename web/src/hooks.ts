@@ -87,7 +87,7 @@ export function useSubmit(): Submit {
 }
 
 /**
- * Whether the server sends email (ADR 0020): undefined until known, and when it cannot be asked (a server
+ * Whether the server sends email (ADR 0021): undefined until known, and when it cannot be asked (a server
  * without the operation), so that pages keep their usual words rather than guess.
  */
 export function useEmailDelivery(): boolean | undefined {

@@ -9,6 +9,7 @@ import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
 import { LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
 import { InvitePage } from './pages/Invite.js';
+import { InstancePage } from './pages/instance/InstancePage.js';
 import { ProjectPage } from './pages/Project.js';
 import { ProjectsPage } from './pages/Projects.js';
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js';
@@ -106,6 +107,7 @@ function App() {
   else if (path === '/webhooks') page = <WebhooksPage />;
   else if (path === '/audit') page = <AuditPage />;
   else if (path === '/settings') page = <SettingsPage />;
+  else if (path === '/instance') page = <InstancePage />;
   else page = <ErrorBanner error={new Error(`Nothing here: ${path}`)} />;
 
   return (

@@ -19,6 +19,8 @@ const NAV = [
   { to: '/audit', label: 'Audit log', icon: 'audit' },
   { to: '/settings', label: 'Settings', icon: 'settings' },
 ] as const;
+/** D69: the instance's administrators only; the server refuses anyone else. */
+const ADMIN_NAV = { to: '/instance', label: 'Instance', icon: 'server' } as const;
 
 export function Shell({
   path,
@@ -64,7 +66,7 @@ export function Shell({
         </button>
       </header>
       <nav class="sidebar" aria-label="Main">
-        {NAV.map((n) => (
+        {[...NAV, ...(user.instanceAdmin ? [ADMIN_NAV] : [])].map((n) => (
           <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>
             <Icon name={n.icon} />
             {n.label}
@@ -85,7 +87,7 @@ export function Shell({
 }
 
 /**
- * D11's reminder for an unverified address. Without email (ADR 0020) no link can reach the person, so the
+ * D11's reminder for an unverified address. Without email (ADR 0021) no link can reach the person, so the
  * banner says so instead of pointing at a message that never came, says that nothing depends on it, and can
  * be put away for good (remembered in this browser).
  */

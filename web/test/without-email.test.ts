@@ -1,5 +1,5 @@
 /**
- * The dashboard on a server without SMTP_URL (ADR 0020): the verification banner and the forgot-password page
+ * The dashboard on a server without SMTP_URL (ADR 0021): the verification banner and the forgot-password page
  * say that no email comes and offer what works; and the workspace audit log names each entry's project
  * (ADR 0015). Debian's chromium against the real server; every screen is saved at 1280 and 390 px in
  * test-artifacts/ as no-email-<screen>-<width>.png.
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type ServerProcess, signupUser, startServer, upsert } from '../../server/test/harness.js';
 import { chromiumAvailable, launch, openTab, screenshot, signIn } from './browser.js';
 
-describe.skipIf(!chromiumAvailable())('the dashboard without email (ADR 0020) and the audit log by project', () => {
+describe.skipIf(!chromiumAvailable())('the dashboard without email (ADR 0021) and the audit log by project', () => {
   let server: ServerProcess;
   let browser: Browser;
 

@@ -1,4 +1,5 @@
 import * as account from '../account.js';
+import { instanceSettings } from '../admin.js';
 import * as auth from '../auth.js';
 import { emptyBody, noContent } from '../common.js';
 import { endpoints as e } from '../endpoints.js';
@@ -47,7 +48,7 @@ export const inviteInfo = defineOperation(e.inviteInfo, {
   query: inviteInfoQuery,
   responses: { 200: inviteInfoResponse },
 });
-/** Public: whether the server can send email (ADR 0020), for the sign-in pages and the banner. */
+/** Public: whether the server can send email (ADR 0021), for the sign-in pages and the banner. */
 export const authOptions = defineOperation(e.authOptions, { tags, responses: { 200: auth.authOptionsResponse } });
 export const getSession = defineOperation(e.getSession, { tags, responses: { 200: auth.sessionResponse } });
 export const switchWorkspace = defineOperation(e.switchWorkspace, {
@@ -55,3 +56,5 @@ export const switchWorkspace = defineOperation(e.switchWorkspace, {
   body: auth.switchWorkspaceBody,
   responses: { 200: auth.switchWorkspaceResponse },
 });
+/** D69: public, so that the login and signup pages can say when signup is closed or by invitation only. */
+export const signupMode = defineOperation(e.signupMode, { tags, responses: { 200: instanceSettings } });

@@ -4,6 +4,7 @@
  * them; the tests too.
  */
 import type { Endpoint, EndpointName } from '../endpoints.js';
+import * as admin from './admin.js';
 import * as auditStreams from './audit-streams.js';
 import * as auth from './auth.js';
 import * as changeRequests from './change-requests.js';
@@ -35,6 +36,7 @@ export const operations = {
   ...auditStreams,
   ...workspace,
   ...projectMembers,
+  ...admin,
   ...cliReleases,
   ...meta,
 } satisfies { readonly [N in EndpointName]: { readonly name: N } };

@@ -21,6 +21,12 @@ export const listMyWorkspaces = defineOperation(e.listMyWorkspaces, {
   tags,
   responses: { 200: account.myWorkspacesResponse },
 });
+/** D68: the caller's workspace that holds a project they can see, by id or slug; 404 otherwise. */
+export const findProjectWorkspace = defineOperation(e.findProjectWorkspace, {
+  tags,
+  query: account.projectWorkspaceQuery,
+  responses: { 200: account.projectWorkspaceResponse },
+});
 export const setupMfa = defineOperation(e.setupMfa, {
   tags,
   body: emptyBody,

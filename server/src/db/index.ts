@@ -28,6 +28,7 @@ import * as envRevisions from './migrations/2026-11-25T02-env-revisions.js';
 import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
 import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
+import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
 import type { AuditLogsTable, Database } from './schema.js';
@@ -175,6 +176,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-27T20-audit-streams': { up: (db) => auditStreams.up(db, dialect), down: auditStreams.down },
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
     '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },
+    '2026-11-28T00-instance-admin': { up: instanceAdmin.up, down: instanceAdmin.down },
   };
 }
 

@@ -28,6 +28,7 @@ export interface Database {
   mfa_challenges: MfaChallengesTable;
   email_verifications: EmailVerificationsTable;
   password_resets: PasswordResetsTable;
+  instance_settings: InstanceSettingsTable;
   invites: InvitesTable;
   cache_epoch: CacheEpochTable;
   unchanged_pull_audits: UnchangedPullAuditsTable;
@@ -85,6 +86,10 @@ export interface UsersTable {
   mfa_enabled: Generated<number>;
   /** D13: last accepted TOTP time step (unix time / 30 s); codes of this step or earlier are refused. */
   mfa_last_step: number | null;
+  /** D68: the workspace the user last switched to or joined; a login lands there while they are a member. */
+  last_workspace_id: string | null;
+  /** D69: 1 for the instance's administrators (the first account, and whoever grant-admin names). */
+  instance_admin: Generated<number>;
   created_at: string;
 }
 
@@ -358,4 +363,10 @@ export interface UnchangedPullAuditsTable {
   environment_id: string;
   revision: number;
   audited_at: string;
+}
+
+/** D69: one row (id 1) of instance-wide settings. */
+export interface InstanceSettingsTable {
+  id: number;
+  signup: 'open' | 'invite' | 'closed';
 }

@@ -39,7 +39,7 @@ export function smtpMailer(url: string, from: string): Mailer {
  * D3 without SMTP_URL: one structured log line per message, with no secret: recipient, subject and kind,
  * never the body or a link. A verification, invite or reset link is a credential (whoever holds it acts as
  * the recipient), and logs are copied, shipped and kept where credentials must not be; without email the
- * dashboard offers what works instead (ADR 0020). Only these three fields are written, whatever else a
+ * dashboard offers what works instead (ADR 0021). Only these three fields are written, whatever else a
  * queued message holds (one queued by an older version may carry a `link`).
  */
 export function logMailer(log: { info(obj: object, msg: string): void }): Mailer {

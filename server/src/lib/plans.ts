@@ -1,5 +1,3 @@
-import { AppError } from './errors.js';
-
 /** D15 plan limits; -1 means unlimited. */
 export const PLANS = {
   free: { projects: 3, members: 3, envsPerProject: 3 },
@@ -14,16 +12,10 @@ export function planLimits(plan: string) {
   return PLANS[(plan in PLANS ? plan : 'free') as PlanName];
 }
 
-/**
- * Throws PLAN_LIMIT (403, D15) when `wanted` would exceed the plan's limit. The message names the remedy:
- * on a self-hosted install the plans are only limits, and the person who hits one (often the operator
- * themselves) otherwise cannot tell that a server-side command lifts it (there is no endpoint, D15).
- */
-export function checkLimit(plan: string, limit: LimitName, wanted: number): void {
+/** The limit `wanted` would exceed (D15), or null when the plan allows it. */
+export function exceededLimit(plan: string, limit: LimitName, wanted: number): number | null {
   const max = planLimits(plan)[limit];
-  if (max !== -1 && wanted > max) {
-    throw new AppError('PLAN_LIMIT', planLimitMessage(plan, limit, max), limit);
-  }
+  return max !== -1 && wanted > max ? max : null;
 }
 
 /** The plans that allow more of `limit` than `plan` does, smallest first. */
@@ -35,15 +27,24 @@ export function largerPlans(plan: string, limit: LimitName): PlanName[] {
   });
 }
 
-export function planLimitMessage(plan: string, limit: LimitName, max: number): string {
-  const to = largerPlans(plan, limit).join('|') || 'enterprise';
+/**
+ * The PLAN_LIMIT message (D15) names the remedy for the person who hit the limit (D69): an instance
+ * administrator is sent to the dashboard's Instance page (and the server command), anyone else to their
+ * instance administrator, since on a self-hosted install nobody else can lift it.
+ */
+export function planLimitMessage(plan: string, limit: LimitName, max: number, admin: boolean): string {
+  const larger = largerPlans(plan, limit);
+  const to = larger.length > 0 ? larger : ['enterprise'];
+  const reached = `the ${plan} plan allows at most ${max} ${limitLabel[limit]}.`;
+  if (!admin) {
+    return `${reached} Ask your instance administrator to move this workspace to the ${to.join(' or ')} plan.`;
+  }
   return (
-    `the ${plan} plan allows at most ${max} ${limitLabel[limit]}. ` +
-    `A server operator lifts the limit with "npm run admin -- set-plan <workspace> ${to}"; ` +
+    `${reached} As an instance administrator you can move this workspace to the ${to.join(' or ')} plan on ` +
+    `the Instance page of the dashboard (or on the server: "npm run admin -- set-plan <workspace> ${to.join('|')}"); ` +
     'DEFAULT_PLAN sets the plan of new workspaces'
   );
 }
-
 const limitLabel: Record<LimitName, string> = {
   projects: 'projects',
   members: 'members',

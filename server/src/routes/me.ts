@@ -17,6 +17,8 @@ export async function meRoutes(app: FastifyInstance) {
 
   route(app, ops.listMyWorkspaces, async (req) => me.myWorkspaces(req.ctx));
 
+  route(app, ops.findProjectWorkspace, async (req) => me.findProjectWorkspace(req.ctx, req.query));
+
   route(app, ops.setupMfa, async (req) => mfa.setupMfa(req.ctx));
 
   route(app, ops.enableMfa, async (req) => mfa.enableMfa(req.ctx, req.body));

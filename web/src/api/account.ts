@@ -12,6 +12,9 @@ export const changePassword = (body: z.input<typeof changePasswordBody>) => api.
 
 export const listMyWorkspaces = () => api.call(e.listMyWorkspaces);
 
+/** D68: which of the caller's workspaces holds a project they can see (by id or slug); 404 for any other. */
+export const findProjectWorkspace = (project: string) => api.call(e.findProjectWorkspace, { query: { project } });
+
 export const setupMfa = () => api.call(e.setupMfa);
 
 /** D9: enabling ends every session too; the answer is the backup codes, shown once. */

@@ -29,7 +29,7 @@ export const switchWorkspace = (workspaceId: string) => api.call(e.switchWorkspa
 
 let options: Promise<{ emailDelivery: boolean }> | null = null;
 /**
- * ADR 0020: whether the server sends email (false without SMTP_URL). Asked once per page load, since it changes
+ * ADR 0021: whether the server sends email (false without SMTP_URL). Asked once per page load, since it changes
  * only with a restart; a failed look-up is asked again next time.
  */
 export const authOptions = () => {

@@ -1,5 +1,7 @@
+import type { SignupMode } from '@svcenv/contract';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { getSignupMode } from '../api/admin.js';
 import { login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
 import { setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
@@ -137,6 +139,7 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
 
 /** `reset=done`: arrived from a finished password reset (pages/ResetPassword.tsx, D54). */
 export function LoginPage({ notice, next }: { notice?: string | null; next?: string | null }) {
+  const mode = useSignupMode();
   return (
     <AuthCard title="Welcome back" subtitle="Log in to manage your configuration and secrets.">
       {notice === 'done' && (
@@ -148,17 +151,50 @@ export function LoginPage({ notice, next }: { notice?: string | null; next?: str
       <p class="auth-alt">
         <Link to="/forgot-password">Forgot password?</Link>
       </p>
-      <p class="auth-alt">
-        New to svcenv? <Link to="/signup">Create an account</Link>
-      </p>
+      {mode === 'closed' ? (
+        <p class="auth-alt muted" data-testid="signup-notice">
+          {SIGNUP_NOTICE.closed}
+        </p>
+      ) : mode === 'invite' ? (
+        <p class="auth-alt muted" data-testid="signup-notice">
+          New to svcenv? Sign-up here is by invitation: open the link in your invite.
+        </p>
+      ) : (
+        <p class="auth-alt">
+          New to svcenv? <Link to="/signup">Create an account</Link>
+        </p>
+      )}
     </AuthCard>
   );
 }
 
+/** D69: the instance's signup mode, once; null until known (or when the server does not say). */
+function useSignupMode(): SignupMode | null {
+  const [mode, setMode] = useState<SignupMode | null>(null);
+  useEffect(() => {
+    getSignupMode()
+      .then((r) => setMode(r.signup))
+      .catch(() => undefined);
+  }, []);
+  return mode;
+}
+
+const SIGNUP_NOTICE: Record<Exclude<SignupMode, 'open'>, string> = {
+  invite:
+    'Sign-up on this server is by invitation only: use the link in the invite you were sent, or the email address it went to.',
+  closed: 'Sign-up is closed on this server. Ask its administrator for an account.',
+};
+
 export function SignupPage() {
+  const mode = useSignupMode();
   return (
     <AuthCard title="Create your account" subtitle="You get a workspace of your own; invite your team later.">
-      <SignupForm />
+      {mode && mode !== 'open' && (
+        <div class="alert alert-info" role="status" data-testid="signup-notice">
+          {SIGNUP_NOTICE[mode]}
+        </div>
+      )}
+      {mode !== 'closed' && <SignupForm />}
       <p class="auth-alt">
         Already have an account? <Link to="/login">Log in</Link>
       </p>

@@ -1,13 +1,17 @@
 import type { Project } from '@svcenv/contract';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { findProjectWorkspace } from '../api/account.js';
+import { switchWorkspace } from '../api/auth.js';
 import { listEnvs } from '../api/envs.js';
 import { deleteProject, getProject, updateProject } from '../api/projects.js';
+import { ApiError, setToken } from '../api.js';
 import { ModalForm } from '../components/ModalForm.js';
 import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
 import { TextField } from '../components/TextField.js';
 import { useAsync, useSubmit } from '../hooks.js';
 import { hiddenEnvsNote, readableEnvs } from '../lib/access.js';
 import { navigate } from '../router.js';
+import { useSession } from '../session.js';
 import { useToast } from '../toast.js';
 import { Async, Button, ErrorBanner, Link, PageHeader, Spinner, TypedConfirm } from '../ui.js';
 import { AuditView } from './Audit.js';
@@ -56,7 +60,7 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
         <Link to="/projects" class="back">
           ← Projects
         </Link>
-        <ErrorBanner error={project.error} onRetry={project.reload} />
+        <ProjectNotHere id={id} error={project.error} onRetry={project.reload} />
       </>
     );
   }
@@ -250,4 +254,35 @@ function EditProject({
       />
     </ModalForm>
   );
+}
+
+/**
+ * D68: a project this workspace does not have (404) may be one of the user's other workspaces' (a link a
+ * teammate shared): the server says which one, if any, holds a project the user can see there, and the
+ * dashboard switches to it; the page then loads the project in that session. Anything else stays the error.
+ */
+function ProjectNotHere({ id, error, onRetry }: { id: string; error: unknown; onRetry: () => void }) {
+  const { user } = useSession();
+  const toast = useToast();
+  const notFound = error instanceof ApiError && error.status === 404;
+  const [looking, setLooking] = useState(notFound);
+  useEffect(() => {
+    if (!notFound) return;
+    let live = true;
+    setLooking(true);
+    (async () => {
+      const found = await findProjectWorkspace(id);
+      if (!live || found.workspaceId === user.workspaceId) return setLooking(false);
+      const res = await switchWorkspace(found.workspaceId);
+      if (!live) return;
+      // The new session re-renders the app in that workspace, and this page loads the project there.
+      setToken(res.token);
+      toast(`Switched to ${res.workspaceName}, where this project is`);
+    })().catch(() => live && setLooking(false));
+    return () => {
+      live = false;
+    };
+  }, [id, notFound, user.workspaceId]);
+  if (looking) return <Spinner label="Looking for this project in your other workspaces…" />;
+  return <ErrorBanner error={error} onRetry={onRetry} />;
 }

@@ -20,7 +20,7 @@ export function ForgotPasswordPage() {
   const [sentTo, setSentTo] = useState<string | null>(null);
   const { busy, error, submit } = useSubmit();
   const emailDelivery = useEmailDelivery();
-  // ADR 0020: without email no reset link can reach anyone; the instance administrator can make one.
+  // ADR 0021: without email no reset link can reach anyone; the instance administrator can make one.
   if (emailDelivery === false) {
     return (
       <AuthCard title="Forgot your password?">

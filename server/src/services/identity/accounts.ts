@@ -7,7 +7,8 @@ import { recordChange } from '../core/changes.js';
 import { actingAs, type Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import { userActor } from '../core/principal.js';
-import { landingWorkspace } from '../workspace/team.js';
+import { assertSignupAllowed, signupModeOf } from '../workspace/instance-policy.js';
+import { landingWorkspace, rememberWorkspace } from '../workspace/team.js';
 import { signSessionJwt } from './authn.js';
 import { queueVerificationEmail } from './email-verification.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
@@ -35,7 +36,7 @@ async function uniqueSlug(db: Db, name: string): Promise<string> {
 }
 
 /**
- * GET /v1/auth/options (ADR 0020): whether this server sends email at all. Without SMTP_URL (D3) no message
+ * GET /v1/auth/options (ADR 0021): whether this server sends email at all. Without SMTP_URL (D3) no message
  * reaches anyone, so the dashboard says so and offers what works instead.
  */
 export function authOptions(deps: Pick<Deps, 'config'>): { emailDelivery: boolean } {
@@ -47,7 +48,16 @@ export async function sessionUser(db: Db, userId: string, workspaceId: string): 
     .selectFrom('users as u')
     .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
     .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
-    .select(['u.id', 'u.name', 'u.email', 'u.email_verified_at', 'm.ws_role', 'w.id as wid', 'w.name as wname'])
+    .select([
+      'u.id',
+      'u.name',
+      'u.email',
+      'u.email_verified_at',
+      'u.instance_admin',
+      'm.ws_role',
+      'w.id as wid',
+      'w.name as wname',
+    ])
     .where('u.id', '=', userId)
     .where('m.workspace_id', '=', workspaceId)
     .executeTakeFirst();
@@ -60,20 +70,28 @@ export async function sessionUser(db: Db, userId: string, workspaceId: string): 
     workspaceName: row.wname,
     wsRole: row.ws_role,
     emailVerifiedAt: row.email_verified_at,
+    instanceAdmin: row.instance_admin === 1,
   };
 }
 
-/** D7: creates the user, a workspace `<name>'s workspace` and makes the user its Owner. */
+/**
+ * D7: creates the user, a workspace `<name>'s workspace` and makes the user its Owner. D69: the instance's
+ * signup mode may refuse it (checked before the costly hash, and again in the transaction), and the first
+ * account of the instance is its administrator.
+ */
 export async function signup(deps: Deps, input: { name: string; email: string; password: string }) {
   const email = normalizeEmail(input.email);
+  await assertSignupAllowed(deps.db, await signupModeOf(deps.db, deps), email, deps.clock.now());
   const passwordHash = await argonHash(input.password, ARGON);
   const now = deps.clock.now().toISOString();
   const userId = newId();
   const workspaceId = newId();
   const workspaceName = `${input.name}'s workspace`;
   await deps.db.transaction().execute(async (trx) => {
+    await assertSignupAllowed(trx, await signupModeOf(trx, deps, true), email, deps.clock.now());
     const exists = await trx.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
     if (exists) throw new AppError('CONFLICT', 'an account with this email already exists', 'email');
+    const anyone = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
     await trx
       .insertInto('users')
       .values({
@@ -83,6 +101,8 @@ export async function signup(deps: Deps, input: { name: string; email: string; p
         password_hash: passwordHash,
         email_verified_at: null,
         mfa_secret_sealed: null,
+        last_workspace_id: null,
+        instance_admin: anyone ? 0 : 1,
         created_at: now,
       })
       .execute();
@@ -169,6 +189,7 @@ export async function switchWorkspace(ctx: Ctx, input: { workspaceId: string }) 
     .executeTakeFirst();
   // Not a member: indistinguishable from a workspace that does not exist.
   if (!member) throw new AppError('NOT_FOUND', 'workspace not found', 'workspaceId');
+  await rememberWorkspace(deps.db, principal.userId, workspaceId);
   const token = await signSessionJwt(deps.authn, {
     userId: principal.userId,
     workspaceId,

@@ -1,4 +1,4 @@
-import { AppError, unauthorized } from '../../lib/errors.js';
+import { AppError, notFound, unauthorized } from '../../lib/errors.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import { hashPassword, sessionUser, verifyPassword } from './accounts.js';
@@ -60,4 +60,40 @@ export async function myWorkspaces(ctx: Ctx) {
     .orderBy('w.id')
     .execute();
   return { workspaces: rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, wsRole: r.ws_role })) };
+}
+
+/**
+ * D68: which of the caller's workspaces holds the project `ref` (an id or a slug, D58), so that the dashboard,
+ * given a link to it, switches there. Only a project the caller could see after switching is found (the
+ * workspace's Owner sees every project, anyone else the projects they are a member of, D23): any other
+ * project, of a workspace of theirs or not, is the same 404 as one that does not exist.
+ */
+export async function findProjectWorkspace(ctx: Ctx, input: { project: string }) {
+  const { deps, principal } = ctx;
+  const row = await deps.db
+    .selectFrom('projects as p')
+    .innerJoin('workspace_members as m', (j) =>
+      j.onRef('m.workspace_id', '=', 'p.workspace_id').on('m.user_id', '=', principal.userId),
+    )
+    .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select(['p.id', 'w.id as workspaceId', 'w.name as workspaceName'])
+    .where((eb) => eb.or([eb('p.id', '=', input.project), eb('p.slug', '=', input.project)]))
+    .where((eb) =>
+      eb.or([
+        eb('m.ws_role', '=', 'Owner'),
+        eb.exists(
+          eb
+            .selectFrom('project_members as pm')
+            .select('pm.project_id')
+            .whereRef('pm.project_id', '=', 'p.id')
+            .where('pm.user_id', '=', principal.userId),
+        ),
+      ]),
+    )
+    // The current workspace first, then the others in the order they were joined.
+    .orderBy((eb) => eb.case().when('w.id', '=', principal.workspaceId).then(0).else(1).end())
+    .orderBy('m.joined_at')
+    .executeTakeFirst();
+  if (!row) throw notFound('project');
+  return { workspaceId: row.workspaceId, workspaceName: row.workspaceName, projectId: row.id };
 }

@@ -76,14 +76,15 @@ async function performResetRequest(deps: Deps, email: string): Promise<void> {
     if (!deps.config.SMTP_URL) {
       // Without SMTP no message reaches the person, so no link is made at all (a reset link is a credential).
       // The D3 log line (recipient, subject, kind) tells the operator, who can hand out `admin reset-link`
-      // (D54); the dashboard's forgot-password page says to ask them (ADR 0020).
+      // (D54); the dashboard's forgot-password page says to ask them (ADR 0021).
       const user = await trx.selectFrom('users').select('email').where('email', '=', email).executeTakeFirst();
       if (!user) return false;
       await deps.jobs.enqueue(trx, {
         kind: EMAIL_JOB,
         payload: {
           to: user.email,
-          subject: 'svcenv password reset requested (no email server: use npm run admin -- reset-link)',
+          subject:
+            'svcenv password reset requested (no email server: an instance administrator makes a link on the Instance page, or with npm run admin -- reset-link)',
           text: 'A password reset was requested, but this server cannot send email.\n',
           kind: 'password_reset',
         },

@@ -2,7 +2,6 @@ import type { Environment, Project } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
 import { AppError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { checkLimit } from '../../lib/plans.js';
 import { type AuditFilters, auditPage } from '../core/audit.js';
 import {
   authorizeEnv,
@@ -22,6 +21,7 @@ import {
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import { decryptEnvValues } from '../core/values.js';
+import { checkLimit } from '../workspace/instance-policy.js';
 
 export const DEFAULT_PROJECT_COLOR = '#6366f1';
 export const DEFAULT_ENVS = ['dev', 'staging', 'prod'];
@@ -170,8 +170,8 @@ export async function createProject(
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('workspace_id', '=', principal.workspaceId)
       .executeTakeFirstOrThrow();
-    checkLimit(plan, 'projects', Number(count.n) + 1);
-    checkLimit(plan, 'envsPerProject', envNames.length);
+    await checkLimit(trx, principal, plan, 'projects', Number(count.n) + 1);
+    await checkLimit(trx, principal, plan, 'envsPerProject', envNames.length);
     if (await nameTaken(trx, principal.workspaceId, input.name)) {
       throw new AppError('CONFLICT', 'a project with this name already exists', 'name');
     }
@@ -279,7 +279,13 @@ export async function createEnv(ctx: Ctx, input: { projectId: string; name: stri
   return deps.db.transaction().execute(async (trx) => {
     const envs = await projectEnvs(trx, projectId);
     if (envs.some((e) => e.name === name)) throw new AppError('CONFLICT', 'this environment already exists', 'name');
-    checkLimit(await workspacePlan(trx, principal.workspaceId), 'envsPerProject', envs.length + 1);
+    await checkLimit(
+      trx,
+      principal,
+      await workspacePlan(trx, principal.workspaceId),
+      'envsPerProject',
+      envs.length + 1,
+    );
     const position = envs.reduce((m, e) => Math.max(m, e.position + 1), 0);
     const created = {
       id: newId(),

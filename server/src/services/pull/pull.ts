@@ -215,7 +215,7 @@ function unknownKeys(unknown: string[], cached: ResolvedEnv): AppError {
  * A pull answered 200 is durably audited before it is answered (group commit, services/core/audit.ts). One
  * answered 304 hands over no value: D66 audits it once per credential, environment and revision per hour
  * (runtime/unchanged-pulls.ts), and the `vars.pull` webhook event (D34) follows the audit entry, so a fleet of
- * `run --watch` clients costs neither entries, deliveries nor commits while nothing changes (ADR 0019).
+ * `run --watch` clients costs neither entries, deliveries nor commits while nothing changes (ADR 0020).
  */
 async function auditPull(
   ctx: Ctx,

@@ -59,6 +59,17 @@ export async function setPlan(db: Db, workspace: string, plan: string): Promise<
 }
 
 /**
+ * D69: makes the account with `email` an administrator of the instance (the first account is one already).
+ * Another administrator can then be made from the dashboard's Instance page too.
+ */
+export async function grantAdmin(db: Db, email: string): Promise<AdminResult> {
+  const address = email.trim().toLowerCase();
+  const res = await db.updateTable('users').set({ instance_admin: 1 }).where('email', '=', address).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) return { ok: false, message: `no account with the email "${address}"` };
+  return { ok: true, message: `${address} is now an administrator of this instance` };
+}
+
+/**
  * D53: a consistent copy of the embedded database while the server runs, through SQLite's online backup
  * (a read transaction of its own: writers go on, the copy is the state at one moment). Restore: stop the
  * server and put the file in DATA_DIR as svcenv.db. PostgreSQL has its own tool.

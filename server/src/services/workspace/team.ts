@@ -6,7 +6,6 @@ import { DAY_MS } from '../../lib/clock.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { AppError, forbidden, notFound, rateLimited } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { checkLimit } from '../../lib/plans.js';
 import { clientKey, type LimitRule } from '../../lib/rate-limit.js';
 import { requireOwner, requireUser } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
@@ -14,6 +13,7 @@ import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import type { Principal, WsRole } from '../core/principal.js';
 import { signSessionJwt } from '../identity/authn.js';
+import { checkLimit } from './instance-policy.js';
 
 /** Spec: an invite link expires after 7 days. */
 export const INVITE_LIFETIME_MS = 7 * DAY_MS;
@@ -34,15 +34,27 @@ function membership(db: Db, workspaceId: string, userId: string) {
     .executeTakeFirst();
 }
 
-/** The workspace a login lands in: the earliest joined one (also where account events are audited). */
+/**
+ * D68: the workspace a login lands in: the one the user last switched to or joined while they are still its
+ * member, else the earliest joined (also where account events are audited). One query: the remembered
+ * workspace sorts first when its membership still exists.
+ */
 export async function landingWorkspace(db: Db, userId: string): Promise<string | null> {
   const row = await db
-    .selectFrom('workspace_members')
-    .select('workspace_id')
-    .where('user_id', '=', userId)
-    .orderBy('joined_at')
+    .selectFrom('workspace_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select('m.workspace_id')
+    .where('m.user_id', '=', userId)
+    .orderBy((eb) => eb.case().when('m.workspace_id', '=', eb.ref('u.last_workspace_id')).then(0).else(1).end())
+    .orderBy('m.joined_at')
+    .orderBy('m.workspace_id')
     .executeTakeFirst();
   return row?.workspace_id ?? null;
+}
+
+/** D68: remembers the workspace a login should land in next (switch-workspace, accept-invite). */
+export async function rememberWorkspace(db: Db, userId: string, workspaceId: string): Promise<void> {
+  await db.updateTable('users').set({ last_workspace_id: workspaceId }).where('id', '=', userId).execute();
 }
 
 /** Members plus pending, unexpired invites: what the `members` limit counts (D15). */
@@ -97,7 +109,7 @@ export async function invite(ctx: Ctx, input: { email: string; wsRole: WsRole })
     if (user) {
       const existing = await membership(trx, principal.workspaceId, user.id);
       if (existing) throw new AppError('CONFLICT', 'this person is already a member of the workspace', 'email');
-      checkLimit(ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
+      await checkLimit(trx, principal, ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
       await trx
         .insertInto('workspace_members')
         .values({
@@ -127,7 +139,7 @@ export async function invite(ctx: Ctx, input: { email: string; wsRole: WsRole })
     }
     // A new invite to the same address replaces the pending one (the old link stops working).
     await closePendingInvites(trx, principal.workspaceId, email, now);
-    checkLimit(ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
+    await checkLimit(trx, principal, ws.plan, 'members', (await seatsInUse(trx, principal.workspaceId, now)) + 1);
     const token = randomBytes(32).toString('base64url');
     const link = `${deps.config.publicUrl}/invite?token=${token}`;
     await trx
@@ -156,7 +168,7 @@ export async function invite(ctx: Ctx, input: { email: string; wsRole: WsRole })
       },
     });
     // Without SMTP the message goes nowhere (D3 logs only its recipient, subject and kind): the Owner gets the
-    // link to hand over, or the invitee would wait for an email that never comes (ADR 0012, ADR 0020). With
+    // link to hand over, or the invitee would wait for an email that never comes (ADR 0012, ADR 0021). With
     // SMTP the link stays in the email.
     const handOver = deps.config.SMTP_URL ? {} : { inviteUrl: link };
     return { status: 202 as const, body: { invited: true as const, email, ...handOver } };
@@ -299,6 +311,7 @@ export async function acceptInvite(ctx: Ctx, input: { token: string }) {
         detail: { userId: principal.userId, email: inv.email, viaInvite: true },
       });
     }
+    await rememberWorkspace(trx, principal.userId, inv.workspace_id);
     const ws = await workspaceName(trx, inv.workspace_id);
     return {
       workspaceId: inv.workspace_id,

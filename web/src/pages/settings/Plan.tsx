@@ -1,7 +1,8 @@
 import { getBilling, getStats } from '../../api/workspace.js';
+import { PlanRemedy } from '../../components/PlanRemedy.js';
 import { useAsync } from '../../hooks.js';
 import { useSession } from '../../session.js';
-import { Async, CopyButton, ErrorBanner, Pill } from '../../ui.js';
+import { Async, ErrorBanner, Pill } from '../../ui.js';
 import { SettingsCard } from './SettingsCard.js';
 
 /** How much of one plan limit is used; a negative limit is unlimited. */
@@ -30,32 +31,27 @@ function Meter({ label, used, limit }: { label: string; used: number; limit: num
 }
 
 /**
- * D15: there is no endpoint that changes a plan; on a self-hosted install an operator lifts the limits on
- * the server. Said here, beside the meters, so the 4th project or member is not a dead end (the server's
- * PLAN_LIMIT message says the same).
+ * D15/D69: the limits are lifted by an instance administrator on the Instance page; said here, beside the
+ * meters, so the 4th project or member is not a dead end (the server's PLAN_LIMIT message says the same).
  */
-function LiftLimits({ plan, workspaceId }: { plan: string; workspaceId: string }) {
-  const to = plan === 'team' ? 'enterprise' : 'team|enterprise';
-  const command = `npm run admin -- set-plan ${workspaceId} ${to}`;
+function LiftLimits({ plan }: { plan: string }) {
+  const { user } = useSession();
   return (
     <div class="note small" data-testid="lift-limits">
-      <p>Self-hosted? These are the {plan} plan's limits, and a server operator lifts them with:</p>
-      <div class="once-row">
-        <code class="once-value" data-copy-source={command.slice(0, 16)}>
-          {command}
-        </code>
-        <CopyButton text={command} />
-      </div>
       <p>
-        <code>DEFAULT_PLAN=team</code> (or <code>enterprise</code>) in the server's environment sets the plan of new
-        workspaces.
+        These are the {plan} plan's limits. <PlanRemedy plan={plan} />
       </p>
+      {user.instanceAdmin && (
+        <p>
+          <code>DEFAULT_PLAN=team</code> (or <code>enterprise</code>) in the server's environment sets the plan of new
+          workspaces.
+        </p>
+      )}
     </div>
   );
 }
 
 export function Plan() {
-  const { user } = useSession();
   const billing = useAsync(getBilling, []);
   const stats = useAsync(getStats, []);
   return (
@@ -72,7 +68,7 @@ export function Plan() {
             </div>
             <Meter label="Projects" used={b.usage.projects} limit={b.limits.projects} />
             <Meter label="Members (pending invites count)" used={b.usage.members} limit={b.limits.members} />
-            {b.plan !== 'enterprise' && <LiftLimits plan={b.plan} workspaceId={user.workspaceId} />}
+            {b.plan !== 'enterprise' && <LiftLimits plan={b.plan} />}
           </div>
         )}
       </Async>

@@ -4,7 +4,7 @@ import { useSession } from '../../session.js';
 import { Field, Pill } from '../../ui.js';
 import { NameForm } from './NameForm.js';
 
-/** The user's name, and their email with whether it is verified (and why not, without email: ADR 0020). */
+/** The user's name, and their email with whether it is verified (and why not, without email: ADR 0021). */
 export function Profile() {
   const { user } = useSession();
   const emailDelivery = useEmailDelivery();

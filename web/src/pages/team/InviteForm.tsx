@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { invite } from '../../api/team.js';
 import { ApiError } from '../../api.js';
+import { PlanRemedy } from '../../components/PlanRemedy.js';
 import { EmailField } from '../../components/TextField.js';
 import { useSubmit } from '../../hooks.js';
 import { useToast } from '../../toast.js';
@@ -44,7 +45,9 @@ export function InviteForm({ onInvited }: { onInvited: () => Promise<void> }) {
       <FormError error={error} fields={['email', 'wsRole']} />
       {handOver && <InviteLink {...handOver} />}
       {error instanceof ApiError && error.code === 'PLAN_LIMIT' && (
-        <p class="note">Your plan's member limit is reached; pending invites count toward it.</p>
+        <p class="note">
+          Your plan's member limit is reached; pending invites count toward it. <PlanRemedy />
+        </p>
       )}
     </form>
   );
