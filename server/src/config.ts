@@ -75,6 +75,12 @@ const configSchema = z.object({
   /** D43: at most this many pulls held (long-poll) per instance, and per access token; beyond, they answer at once. */
   LONGPOLL_MAX_HELD: z.coerce.number().int().min(0).max(1_000_000).default(20_000),
   LONGPOLL_MAX_PER_TOKEN: z.coerce.number().int().min(0).max(100_000).default(100),
+  /**
+   * D64: audit entries older than this many days (fractions allowed, e.g. 0.5) are deleted by a job that runs
+   * every minute, each run recorded as an `audit.prune` entry in the workspaces it touched. Unset: every entry
+   * is kept.
+   */
+  AUDIT_RETENTION_DAYS: z.coerce.number().positive('must be a positive number of days').max(365_000).optional(),
   /** Log level of the structured JSON log. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { DbHandle } from './db/index.js';
+import { registerAuditPrune } from './jobs/audit-prune.js';
 import { AuditStreamer } from './jobs/audit-streams.js';
 import { EMAIL_JOB, emailJob } from './jobs/email.js';
 import { registerEventJobs } from './jobs/events.js';
@@ -49,6 +50,15 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
     masterKey: opts.masterKey,
     resolve: opts.resolve,
   });
+  if (opts.config.AUDIT_RETENTION_DAYS !== undefined) {
+    registerAuditPrune({
+      handle: opts.db,
+      clock: opts.clock,
+      jobs,
+      retentionDays: opts.config.AUDIT_RETENTION_DAYS,
+      log,
+    });
+  }
   // D65: the audit streams start and stop with the job runner, beside it (ADR 0019).
   jobs.alongside(
     new AuditStreamer({

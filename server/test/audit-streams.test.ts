@@ -41,7 +41,10 @@ async function workspaceOf(app: TestApp, jwt: string): Promise<string> {
   return res.body.user.workspaceId;
 }
 
-/** Every entry of the workspace, oldest first, as the audit endpoint shows it. */
+/**
+ * Every entry of the workspace as the audit endpoint shows it, in id order (the stream's order; the endpoint
+ * pages by time, D64, and an entry may commit, and so carry its time, out of id order).
+ */
 async function allEntries(app: TestApp, jwt: string): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   let cursor: string | undefined;
@@ -49,7 +52,7 @@ async function allEntries(app: TestApp, jwt: string): Promise<AuditEntry[]> {
     const res = await app.call(ops.workspaceAudit, { query: { limit: '200', ...(cursor ? { cursor } : {}) } }, jwt);
     expect(res.status).toBe(200);
     out.push(...res.body.logs);
-    if (!res.body.nextCursor) return out.reverse();
+    if (!res.body.nextCursor) return out.sort((x, y) => x.id - y.id);
     cursor = res.body.nextCursor;
   }
 }

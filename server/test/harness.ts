@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { ERROR_STATUS, type ErrorBody, type ErrorCode, expandPath, loginResponse } from '@svcenv/contract';
 import { type Operation, operations, type RequestOf, type ResponseOf } from '@svcenv/contract/operations';
+import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { z } from 'zod';
 import { buildApp } from '../src/app.js';
@@ -212,18 +213,18 @@ export async function apiOperations(c: Client) {
 export const [loginSession, loginChallenge] = loginResponse.options;
 
 /** A fresh PostgreSQL schema, reached through the connection's search_path. */
-export async function freshPgSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshPgSchema(base = TEST_DATABASE_URL): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const u = new URL(TEST_DATABASE_URL!);
+  const u = new URL(base!);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return {
     url: u.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      const c = new pg.Client({ connectionString: base });
       await c.connect();
       await c.query(`drop schema ${schema} cascade`);
       await c.end();
@@ -438,4 +439,34 @@ export function rawConnection(url: string) {
   socket.on('error', () => {}); // a reset shows as the close below; the test judges by what was received
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
   return { write: (bytes: string) => socket.write(bytes), text: () => received, closed, end: () => socket.end() };
+}
+
+/**
+ * The plan the database makes for `query`: SQLite's EXPLAIN QUERY PLAN lines, or PostgreSQL's EXPLAIN text.
+ * `forceIndexes` (PostgreSQL): plans as if the table were large, so a test on a few rows sees whether an index
+ * can serve the query (a sequential scan or a sort is then only chosen when nothing else can do it).
+ */
+export async function explainPlan(
+  handle: DbHandle,
+  query: { compile(): { sql: string; parameters: readonly unknown[] } },
+  opts: { forceIndexes?: boolean } = {},
+): Promise<string> {
+  const c = query.compile();
+  if (handle.dialect === 'sqlite') {
+    const r = await handle.db.executeQuery<{ detail: string }>(
+      CompiledQuery.raw(`explain query plan ${c.sql}`, [...c.parameters]),
+    );
+    return r.rows.map((x) => x.detail).join('\n');
+  }
+  return handle.db.transaction().execute(async (trx) => {
+    if (opts.forceIndexes) {
+      for (const s of ['enable_seqscan', 'enable_sort', 'enable_bitmapscan']) {
+        await trx.executeQuery(CompiledQuery.raw(`set local ${s} = off`, []));
+      }
+    }
+    const r = await trx.executeQuery<{ 'QUERY PLAN': string }>(
+      CompiledQuery.raw(`explain ${c.sql}`, [...c.parameters]),
+    );
+    return r.rows.map((x) => x['QUERY PLAN']).join('\n');
+  });
 }

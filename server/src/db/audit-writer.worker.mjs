@@ -34,6 +34,12 @@ const insertAll = db.transaction((batches) => {
   }
 });
 
+// D64 retention: one batch of a workspace's oldest entries before the cutoff, in its own short transaction.
+// Run here, between group commits, it never holds the write lock against this thread's own inserts.
+const prune = db.prepare(
+  'delete from audit_logs where id in (select id from audit_logs indexed by audit_logs_ws_at where workspace_id = ? and created_at < ? order by created_at limit ?)',
+);
+
 // Group commit: every batch that arrived while the previous commit was syncing goes into the next one. If
 // that transaction fails, each batch is committed on its own, so one bad batch fails only its own callers.
 // (Needed besides the batcher's row-by-row retry: those single-row retries arrive here together and would
@@ -41,8 +47,23 @@ const insertAll = db.transaction((batches) => {
 const reply = (ids, ok, e) =>
   parentPort.postMessage(ok ? { ids, ok } : { ids, ok, message: e instanceof Error ? e.message : String(e) });
 parentPort.on('message', (first) => {
-  const batches = [first];
-  for (let m = receiveMessageOnPort(parentPort); m; m = receiveMessageOnPort(parentPort)) batches.push(m.message);
+  const messages = [first];
+  for (let m = receiveMessageOnPort(parentPort); m; m = receiveMessageOnPort(parentPort)) messages.push(m.message);
+  const batches = messages.filter((m) => m.rows);
+  if (batches.length > 0) commit(batches);
+  for (const m of messages) {
+    if (!m.prune) continue;
+    try {
+      const { changes } = prune.run(m.prune.workspaceId, m.prune.cutoff, m.prune.limit);
+      parentPort.postMessage({ ids: [m.id], ok: true, n: changes });
+    } catch (e) {
+      reply([m.id], false, e);
+    }
+  }
+});
+
+function commit(batches) {
+  const first = batches[0];
   try {
     insertAll(batches);
     reply(
@@ -60,4 +81,4 @@ parentPort.on('message', (first) => {
       }
     }
   }
-});
+}

@@ -27,6 +27,7 @@ import * as passwordResets from './migrations/2026-11-25T00-password-resets.js';
 import * as envRevisions from './migrations/2026-11-25T02-env-revisions.js';
 import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
+import * as auditSearch from './migrations/2026-11-27T00-audit-search.js';
 import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
 import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
@@ -41,6 +42,11 @@ export interface DbHandle {
   dialect: Dialect;
   /** Inserts audit rows in one transaction; on SQLite in a worker thread, so the fsync blocks no request. */
   insertAuditRows(rows: Insertable<AuditLogsTable>[]): Promise<void>;
+  /**
+   * D64: deletes up to `limit` of the workspace's oldest entries written before `cutoff`, in one short
+   * transaction (on SQLite in the audit writer's thread, between its group commits); returns how many.
+   */
+  pruneAuditBatch(workspaceId: string, cutoff: string, limit: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -60,6 +66,21 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       dialect: 'postgres',
       insertAuditRows: async (rows) => {
         await db.insertInto('audit_logs').values(rows).execute();
+      },
+      pruneAuditBatch: async (workspaceId, cutoff, limit) => {
+        const r = await db
+          .deleteFrom('audit_logs')
+          .where('id', 'in', (eb) =>
+            eb
+              .selectFrom('audit_logs')
+              .select('id')
+              .where('workspace_id', '=', workspaceId)
+              .where('created_at', '<', cutoff)
+              .orderBy('created_at')
+              .limit(limit),
+          )
+          .executeTakeFirst();
+        return Number(r.numDeletedRows);
       },
       close: () => db.destroy(),
     };
@@ -85,6 +106,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     db,
     dialect: 'sqlite',
     insertAuditRows: (rows) => writer.insert(rows),
+    pruneAuditBatch: (workspaceId, cutoff, limit) => writer.prune(workspaceId, cutoff, limit),
     async close() {
       await writer.close();
       await db.destroy();
@@ -96,19 +118,27 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
 class AuditWorker {
   private worker: Worker | null = null;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (n: number) => void; reject: (e: Error) => void }>();
   constructor(private readonly file: string) {}
 
   insert(rows: Insertable<AuditLogsTable>[]): Promise<void> {
+    return this.send({ rows }).then(() => undefined);
+  }
+
+  prune(workspaceId: string, cutoff: string, limit: number): Promise<number> {
+    return this.send({ prune: { workspaceId, cutoff, limit } });
+  }
+
+  private send(message: object): Promise<number> {
     if (!this.worker) {
       this.worker = new Worker(new URL('./audit-writer.worker.mjs', import.meta.url), {
         workerData: { file: this.file },
       });
-      this.worker.on('message', (m: { ids: number[]; ok: boolean; message?: string }) => {
+      this.worker.on('message', (m: { ids: number[]; ok: boolean; n?: number; message?: string }) => {
         for (const id of m.ids) {
           const p = this.pending.get(id);
           this.pending.delete(id);
-          if (m.ok) p?.resolve();
+          if (m.ok) p?.resolve(m.n ?? 0);
           else p?.reject(new Error(`audit write failed: ${m.message}`));
         }
       });
@@ -121,7 +151,7 @@ class AuditWorker {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker!.postMessage({ id, rows });
+      this.worker!.postMessage({ id, ...message });
     });
   }
 
@@ -173,6 +203,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-25T02-env-revisions': { up: envRevisions.up, down: envRevisions.down },
     '2026-11-25T03-change-requests': { up: changeRequests.up, down: changeRequests.down },
     '2026-11-25T04-project-slugs': { up: projectSlugs.up, down: projectSlugs.down },
+    '2026-11-27T00-audit-search': { up: (db) => auditSearch.up(db, dialect), down: auditSearch.down },
     '2026-11-27T20-audit-streams': { up: (db) => auditStreams.up(db, dialect), down: auditStreams.down },
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
     '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },

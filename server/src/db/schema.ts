@@ -32,6 +32,14 @@ export interface Database {
   invites: InvitesTable;
   cache_epoch: CacheEpochTable;
   unchanged_pull_audits: UnchangedPullAuditsTable;
+  task_leases: TaskLeasesTable;
+}
+
+/** A periodic task's lease (jobs/leases.ts): the instance `holder` runs `name` until `until`. */
+export interface TaskLeasesTable {
+  name: string;
+  holder: string;
+  until: string;
 }
 
 /** One row (id 1): a counter that SQLite triggers bump on every change to the tables db/epoch-cache.ts caches. */

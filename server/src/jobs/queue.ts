@@ -92,6 +92,8 @@ interface Periodic {
   /** Clock time of the next run; 0 = at the first runDue. */
   nextAt: number;
   running: boolean;
+  /** The task paces its own database work (long runs of short batches), so it does not hold the runner's gate. */
+  ungated: boolean;
 }
 
 export interface EnqueueOptions {
@@ -158,8 +160,8 @@ export class JobQueue {
    * Runs `run` every `everyMs` (injected clock) from `runDue`, first at the first run. Each instance runs
    * its own schedule, so the task itself must act once per period across instances (guide convention 10).
    */
-  every(name: string, everyMs: number, run: () => Promise<void>): void {
-    this.periodic.push({ name, everyMs, run, nextAt: 0, running: false });
+  every(name: string, everyMs: number, run: () => Promise<void>, opts: { ungated?: boolean } = {}): void {
+    this.periodic.push({ name, everyMs, run, nextAt: 0, running: false, ungated: opts.ungated ?? false });
   }
 
   /**
@@ -288,20 +290,23 @@ export class JobQueue {
     return this.opts.concurrency ?? JOB_CONCURRENCY;
   }
 
+  /** Starts every due task and waits for them all: a long one (the audit prune) delays none of the others. */
   private async runPeriodic(): Promise<void> {
     const now = this.opts.clock.now().getTime();
+    const runs: Promise<void>[] = [];
     for (const p of this.periodic) {
       if (p.running || now < p.nextAt) continue;
       p.running = true;
       p.nextAt = now + p.everyMs;
-      try {
-        await this.gate.run(p.run);
-      } catch (e) {
-        this.opts.log.error({ err: e, task: p.name }, 'periodic task failed');
-      } finally {
-        p.running = false;
-      }
+      runs.push(
+        (p.ungated ? p.run() : this.gate.run(p.run))
+          .catch((e) => this.opts.log.error({ err: e, task: p.name }, 'periodic task failed'))
+          .finally(() => {
+            p.running = false;
+          }),
+      );
     }
+    await Promise.all(runs);
   }
 
   /** One claim for the free slots, its jobs started; `more`: a full claim, so more may be due. */

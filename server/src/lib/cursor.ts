@@ -10,3 +10,27 @@ export function decodeCursor(cursor: string | undefined): number | null {
   if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
   return id;
 }
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Audit pages are ordered by (created_at, id) (D64): their cursor is the last entry's pair. */
+export function encodeAuditCursor(createdAt: string, id: number): string {
+  return Buffer.from(`${createdAt}~${id}`).toString('base64url');
+}
+
+/**
+ * An audit cursor: the pair, or `{ id }` alone for a cursor handed out before D64 (a bare id), which the
+ * caller completes with that entry's time.
+ */
+export function decodeAuditCursor(cursor: string | undefined): { createdAt?: string; id: number } | null {
+  if (cursor === undefined || cursor === '') return null;
+  const text = Buffer.from(cursor, 'base64url').toString();
+  const sep = text.indexOf('~');
+  if (sep < 0) return { id: decodeCursor(cursor)! };
+  const createdAt = text.slice(0, sep);
+  const id = Number(text.slice(sep + 1));
+  if (!ISO_INSTANT.test(createdAt) || !Number.isSafeInteger(id) || id <= 0) {
+    throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
+  }
+  return { createdAt, id };
+}

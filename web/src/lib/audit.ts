@@ -6,6 +6,7 @@ import type { AuditEntry } from '@svcenv/contract';
 
 /** D36's actions, and the ones added since (change requests, rollback, passwords, backup codes, deliveries). */
 export const ACTION_WORDS: Record<string, string> = {
+  'audit.prune': 'Old audit entries deleted',
   'auth.login': 'Signed in',
   'auth.login_failed': 'Failed sign-in',
   'auth.mfa_failed': 'Failed two-factor code',

@@ -31,6 +31,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('audit_streams_workspace').on('audit_streams').column('workspace_id').execute();
+  // A stream reads its workspace's entries above its cursor in id order, and counts them (`pending`): without
+  // this, both walk every workspace's entries since the cursor (the audit pages' indexes are by time).
+  await db.schema.createIndex('audit_logs_ws_id').on('audit_logs').columns(['workspace_id', 'id']).execute();
 
   if (dialect === 'postgres') {
     const { rows } = await sql<{ seq: string }>`select pg_get_serial_sequence('audit_logs', 'id') as seq`.execute(db);

@@ -1,9 +1,10 @@
-import type { Insertable } from 'kysely';
+import { CompiledQuery, type InferResult, type Insertable } from 'kysely';
 import { presentAuditEntry, selectAuditEntries } from '../../db/audit-entries.js';
-import type { Db } from '../../db/index.js';
+import type { Db, Dialect } from '../../db/index.js';
 import type { AuditLogsTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
-import { decodeCursor, encodeCursor } from '../../lib/cursor.js';
+import { decodeAuditCursor, encodeAuditCursor } from '../../lib/cursor.js';
+import { AppError } from '../../lib/errors.js';
 import type { Principal } from './principal.js';
 
 export type AuditRow = Insertable<AuditLogsTable>;
@@ -41,34 +42,84 @@ export interface AuditFilters {
 
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
- * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Entries are shown
- * by db/audit-entries.ts (actor and project names joined), as the audit streams send them (D65).
+ * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Entries are read
+ * and shown by db/audit-entries.ts (actor and project names joined, not looked up per row), as the audit
+ * streams send them (D65).
+ *
+ * D64: newest first is `(created_at, id)` descending, and every combination of filters has an index that is
+ * that order within its equality filters (migration 2026-11-27T00-audit-search), so a page is read off the
+ * end of one index slice, never by walking the scope's entries. The project endpoint's scope is the project
+ * alone (authorizeProject has placed it in the caller's workspace): with the workspace in the query too, a
+ * planner could pick a workspace index and filter it.
  */
 export async function auditPage(
-  db: Db,
+  deps: { db: Db; dialect: Dialect },
   scope: { workspaceId: string; projectId?: string },
   filters: AuditFilters,
   limit: number,
   cursor: string | undefined,
 ) {
-  const before = decodeCursor(cursor);
-  let q = selectAuditEntries(db).where('a.workspace_id', '=', scope.workspaceId);
-  if (scope.projectId) q = q.where('a.project_id', '=', scope.projectId);
+  const before = await auditCursor(deps.db, cursor);
+  const rows = await auditPageQuery(deps, scope, filters, limit + 1, before).execute();
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    logs: page.map(presentAuditEntry),
+    nextCursor: rows.length > limit && last ? encodeAuditCursor(last.created_at, Number(last.id)) : '',
+  };
+}
+
+/**
+ * The query of one page (`limit` rows), also what the index tests and bench/audit.bench.ts EXPLAIN.
+ */
+export function auditPageQuery(
+  { db, dialect }: { db: Db; dialect: Dialect },
+  scope: { workspaceId: string; projectId?: string | undefined },
+  filters: AuditFilters,
+  limit: number,
+  before: { createdAt: string; id: number } | null,
+) {
+  let q = selectAuditEntries(db);
+  q = scope.projectId
+    ? q.where('a.project_id', '=', scope.projectId)
+    : q.where('a.workspace_id', '=', scope.workspaceId);
   if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
   if (filters.actor !== undefined) q = q.where('a.actor_id', '=', filters.actor);
   // created_at is always Date#toISOString (auditRow above): as text it sorts as time does.
   if (filters.from !== undefined) q = q.where('a.created_at', '>=', filters.from);
   if (filters.to !== undefined) q = q.where('a.created_at', '<=', filters.to);
-  if (before !== null) q = q.where('a.id', '<', before);
-  const rows = await q
-    .orderBy('a.id', 'desc')
-    .limit(limit + 1)
-    .execute();
-  const page = rows.slice(0, limit);
-  return {
-    logs: page.map(presentAuditEntry),
-    nextCursor: rows.length > limit ? encodeCursor(Number(page[page.length - 1]!.id)) : '',
+  if (before !== null) {
+    q = q.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '<', eb.tuple(before.createdAt, before.id)));
+  }
+  const built = q.orderBy('a.created_at', 'desc').orderBy('a.id', 'desc').limit(limit);
+  const index = auditIndex(scope, filters);
+  const compile = (): CompiledQuery<InferResult<typeof built>[number]> => {
+    const c = built.compile();
+    if (dialect !== 'sqlite') return c;
+    // Without statistics SQLite may take a range on created_at for as selective as an equality and read the
+    // page off a shorter index, filtering the rest; the index named here bounds every filter, so it is never
+    // worse (the page is its first `limit` entries).
+    const from = 'from "audit_logs" as "a"';
+    if (!c.sql.includes(from)) throw new Error('audit page query: unexpected SQL');
+    return CompiledQuery.raw(c.sql.replace(from, `${from} indexed by "${index}"`), [...c.parameters]) as never;
   };
+  return { index, compile, execute: async () => (await db.executeQuery(compile())).rows };
+}
+
+/** The index of migration 2026-11-27T00-audit-search that serves these filters in this scope. */
+export function auditIndex(scope: { projectId?: string | undefined }, filters: AuditFilters): string {
+  const actor = filters.actor !== undefined ? '_actor' : '';
+  const action = filters.action !== undefined ? '_action' : '';
+  return `audit_logs_${scope.projectId ? 'project' : 'ws'}${actor}${action}_at`;
+}
+
+/** The page's lower bound; a cursor from before D64 (an id alone) takes that entry's time. */
+async function auditCursor(db: Db, cursor: string | undefined): Promise<{ createdAt: string; id: number } | null> {
+  const decoded = decodeAuditCursor(cursor);
+  if (decoded === null || decoded.createdAt !== undefined) return decoded as { createdAt: string; id: number } | null;
+  const row = await db.selectFrom('audit_logs').select('created_at').where('id', '=', decoded.id).executeTakeFirst();
+  if (!row) throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
+  return { createdAt: row.created_at, id: decoded.id };
 }
 
 /** Writes audit entries inside the caller's transaction, so a change and its record commit together. */

@@ -370,5 +370,5 @@ export async function projectAudit(
     throw new AppError('FORBIDDEN', 'project Admin role is required to read the audit log');
   }
   const { projectId, limit, cursor, ...filters } = input;
-  return auditPage(ctx.deps.db, { workspaceId: ctx.principal.workspaceId, projectId }, filters, limit, cursor);
+  return auditPage(ctx.deps, { workspaceId: ctx.principal.workspaceId, projectId }, filters, limit, cursor);
 }

@@ -114,5 +114,5 @@ export async function workspaceAudit(ctx: Ctx, input: AuditFilters & { limit: nu
   const { limit, cursor, ...filters } = input;
   requireUser(principal);
   requireOwner(principal);
-  return auditPage(deps.db, { workspaceId: principal.workspaceId }, filters, limit, cursor);
+  return auditPage(deps, { workspaceId: principal.workspaceId }, filters, limit, cursor);
 }

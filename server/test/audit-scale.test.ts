@@ -1,0 +1,189 @@
+/**
+ * D64: every filter of both audit endpoints is served by an index (the plan of each combination, on SQLite and
+ * PostgreSQL), and the retention job deletes old entries in batches and records each run per workspace.
+ */
+import { auditPage, sessionResponse } from '@svcenv/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { pruneAudit } from '../src/jobs/audit-prune.js';
+import { DAY_MS, ManualClock } from '../src/lib/clock.js';
+import { type AuditFilters, auditPageQuery } from '../src/services/core/audit.js';
+import { dialectName, explainPlan, signupUser, startApp, type TestApp } from './harness.js';
+
+const WS = '00000000-0000-4000-8000-000000000001';
+const PROJECT = '00000000-0000-4000-8000-000000000002';
+const ACTOR = '00000000-0000-4000-8000-000000000003';
+
+/** Every combination the dashboard offers (Audit.tsx): action, actor, from, to, in a project or the workspace. */
+function combinations(): {
+  name: string;
+  scope: { workspaceId: string; projectId?: string };
+  filters: AuditFilters;
+  index: string;
+}[] {
+  const out = [];
+  for (const project of [false, true]) {
+    for (const action of [false, true]) {
+      for (const actor of [false, true]) {
+        for (const from of [false, true]) {
+          for (const to of [false, true]) {
+            const filters: AuditFilters = {
+              ...(action ? { action: 'var.update' } : {}),
+              ...(actor ? { actor: ACTOR } : {}),
+              ...(from ? { from: '2026-01-01T00:00:00.000Z' } : {}),
+              ...(to ? { to: '2026-01-02T00:00:00.000Z' } : {}),
+            };
+            const index = `audit_logs_${project ? 'project' : 'ws'}${actor ? '_actor' : ''}${action ? '_action' : ''}_at`;
+            out.push({
+              name: `${project ? 'project' : 'workspace'} ${Object.keys(filters).join('+') || 'unfiltered'}`,
+              scope: project ? { workspaceId: WS, projectId: PROJECT } : { workspaceId: WS },
+              filters,
+              index,
+            });
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+describe(`audit search plans (${dialectName})`, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app.stop());
+
+  for (const c of combinations()) {
+    for (const paged of [false, true]) {
+      it(`${c.name}${paged ? ', a later page' : ''}: read off ${c.index}, no sort, no scan`, async () => {
+        const before = paged ? { createdAt: '2026-01-01T12:00:00.000Z', id: 1000 } : null;
+        const plan = await explainPlan(app.db, auditPageQuery(app.db, c.scope, c.filters, 51, before), {
+          forceIndexes: true,
+        });
+        if (app.db.dialect === 'sqlite') {
+          expect(plan).toMatch(new RegExp(`SEARCH a USING INDEX ${c.index} \\(`));
+          expect(plan).not.toMatch(/TEMP B-TREE|SCAN a\b/);
+        } else {
+          expect(plan).toMatch(new RegExp(`Index Scan Backward using ${c.index} on audit_logs a`));
+          expect(plan).not.toMatch(/Sort|Seq Scan on audit_logs/);
+        }
+      });
+    }
+  }
+});
+
+describe(`audit retention (${dialectName})`, () => {
+  const t0 = new Date('2026-12-01T00:00:00.000Z');
+  const clock = new ManualClock(t0);
+  let app: TestApp;
+  let owner: { jwt: string; workspaceId: string };
+  let other: { jwt: string; workspaceId: string };
+  /** The entries the signups wrote (at t0), per workspace. */
+  const signups = { owner: 0, other: 0 };
+
+  const entry = (workspaceId: string, at: Date, action = 'vars.pull') => ({
+    workspace_id: workspaceId,
+    project_id: null,
+    action,
+    target_key: null,
+    target_env: 'prod',
+    actor_id: null,
+    actor_type: 'token' as const,
+    detail: '{"format":"dotenv"}',
+    created_at: at.toISOString(),
+  });
+  const count = async (workspaceId: string) =>
+    Number(
+      (
+        await app.db.db
+          .selectFrom('audit_logs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('workspace_id', '=', workspaceId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const prunes = async (jwt: string) => {
+    const res = await app.request('GET', '/v1/workspace/audit?action=audit.prune', { token: jwt, schema: auditPage });
+    expect(res.status, res.text).toBe(200);
+    return res.body.logs;
+  };
+
+  beforeAll(async () => {
+    app = await startApp({ clock, env: { AUDIT_RETENTION_DAYS: '1.5' } });
+    // The runs are driven by runDue below, with the fake clock.
+    await app.deps.jobs.stop();
+    for (const [name, set] of [
+      ['Olivia', (v: typeof owner) => (owner = v)],
+      ['Oscar', (v: typeof owner) => (other = v)],
+    ] as const) {
+      const u = await signupUser(app, name);
+      const s = await app.request('GET', '/v1/auth/session', { token: u.jwt, schema: sessionResponse });
+      set({ jwt: u.jwt, workspaceId: s.body.user.workspaceId });
+    }
+    signups.owner = await count(owner.workspaceId);
+    signups.other = await count(other.workspaceId);
+    // Olivia's workspace: 1,203 entries a day old (more than two batches), then 7 half a day old; Oscar's: 3 old.
+    const day1 = new Date(t0.getTime() + 60_000);
+    await app.db.insertAuditRows(
+      Array.from({ length: 1203 }, (_, i) => entry(owner.workspaceId, new Date(day1.getTime() + i))),
+    );
+    await app.db.insertAuditRows(Array.from({ length: 3 }, () => entry(other.workspaceId, day1)));
+    const later = new Date(t0.getTime() + DAY_MS);
+    await app.db.insertAuditRows(Array.from({ length: 7 }, () => entry(owner.workspaceId, later)));
+  });
+  afterAll(() => app.stop());
+
+  it('keeps everything younger than the retention (a first run deletes nothing, records nothing)', async () => {
+    clock.set(new Date(t0.getTime() + 1.5 * DAY_MS));
+    const before = await count(owner.workspaceId);
+    await app.deps.jobs.runDue();
+    expect(await count(owner.workspaceId)).toBe(before);
+    expect(await prunes(owner.jwt)).toEqual([]);
+  });
+
+  it('deletes older entries in batches and records one audit.prune per workspace with the count and cutoff', async () => {
+    // 1.5 days after the old entries and a minute: the signups (at t0) and the 1,203 + 3 are past the cutoff.
+    const now = new Date(t0.getTime() + 1.5 * DAY_MS + 2 * 60_000 + 5_000);
+    clock.set(now);
+    await app.deps.jobs.runDue();
+    const cutoff = new Date(now.getTime() - 1.5 * DAY_MS).toISOString();
+    // What is left: the 7 younger entries, and the record of the run.
+    expect(await count(owner.workspaceId)).toBe(8);
+    const [mine] = await prunes(owner.jwt);
+    expect(mine).toMatchObject({
+      action: 'audit.prune',
+      actorId: null,
+      detail: { deleted: 1203 + signups.owner, cutoff },
+    });
+    expect(mine!.createdAt).toBe(now.toISOString());
+    const theirs = await prunes(other.jwt);
+    expect(theirs.map((e) => e.detail)).toEqual([{ deleted: 3 + signups.other, cutoff }]);
+  });
+
+  it('runs once a minute across instances: a run within the lease of another does nothing', async () => {
+    await app.db.insertAuditRows([entry(owner.workspaceId, t0)]);
+    clock.advance(60_000);
+    const deps = { handle: app.db, clock, retentionDays: 1.5, pauseMs: 0 };
+    const first = await pruneAudit({ ...deps, holder: 'instance-a' });
+    await app.db.insertAuditRows([entry(owner.workspaceId, t0)]);
+    expect(await pruneAudit({ ...deps, holder: 'instance-b' })).toEqual([]);
+    expect(first).toEqual([{ workspaceId: owner.workspaceId, deleted: 1 }]);
+    clock.advance(60_000);
+    expect(await pruneAudit({ ...deps, holder: 'instance-b' })).toEqual([
+      { workspaceId: owner.workspaceId, deleted: 1 },
+    ]);
+  });
+});
+
+describe('AUDIT_RETENTION_DAYS', () => {
+  it('is unset by default, a positive number of days (fractions allowed), refused otherwise', () => {
+    expect(loadConfig({}).AUDIT_RETENTION_DAYS).toBeUndefined();
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '0.25' }).AUDIT_RETENTION_DAYS).toBe(0.25);
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '90' }).AUDIT_RETENTION_DAYS).toBe(90);
+    for (const bad of ['0', '-1', 'abc', '1e9']) {
+      expect(() => loadConfig({ AUDIT_RETENTION_DAYS: bad })).toThrow(/AUDIT_RETENTION_DAYS/);
+    }
+  });
+});
