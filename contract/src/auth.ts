@@ -35,11 +35,15 @@ export const switchWorkspaceResponse = z.object({ token: z.string(), workspaceId
 export type SessionUser = z.infer<typeof sessionUser>;
 
 /**
- * What this server can do for people signing in, before they have a session (ADR 0021): `emailDelivery` is
- * false when it has no SMTP_URL (D3), so the dashboard offers what works without email instead of promising
- * a message that never comes.
+ * What this server offers people signing in, before they have a session: `emailDelivery` is false when it has
+ * no SMTP_URL (D3, ADR 0021), so the dashboard offers what works without email instead of promising a message
+ * that never comes; `signup` is the instance's signup mode (D69), so the sign-up page says when it is closed
+ * or by invitation only (it tells nothing a signup attempt would not).
  */
-export const authOptionsResponse = z.object({ emailDelivery: z.boolean() });
+export const authOptionsResponse = z.object({
+  emailDelivery: z.boolean(),
+  signup: z.enum(['open', 'invite', 'closed']),
+});
 
 /** D54: asks for a reset link; the answer is the same whether or not the address has an account. */
 export const forgotPasswordBody = z.strictObject({ email });

@@ -40,7 +40,6 @@ const table = {
   getSession: { method: 'GET', path: '/v1/auth/session', auth: 'jwt' },
   switchWorkspace: { method: 'POST', path: '/v1/auth/switch-workspace', auth: 'jwt' },
   /** D69: the instance's signup mode, for the login and signup pages. */
-  signupMode: { method: 'GET', path: '/v1/auth/signup-mode', auth: 'none' },
 
   // me (D12)
   getMe: { method: 'GET', path: '/v1/me', auth: 'jwt' },

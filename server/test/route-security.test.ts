@@ -15,8 +15,6 @@ const PUBLIC = new Set([
   'POST /v1/auth/reset-password',
   'GET /v1/auth/invite',
   'GET /v1/auth/options',
-  // D69: the login and signup pages say when signup is closed or by invitation only.
-  'GET /v1/auth/signup-mode',
   'GET /healthz',
   'GET /readyz',
   'POST /v1/auth/logout',

@@ -30,7 +30,7 @@ describe(`without SMTP_URL (${dialectName})`, () => {
 
   it('tells the dashboard that it sends no email (public, no credential)', async () => {
     const res = await app.request('GET', '/v1/auth/options', { schema: authOptionsResponse });
-    expect([res.status, res.body]).toEqual([200, { emailDelivery: false }]);
+    expect([res.status, res.body]).toEqual([200, { emailDelivery: false, signup: 'open' }]);
   });
 
   it('logs each message as recipient, subject and kind, never a link or token', async () => {
@@ -73,7 +73,7 @@ describe(`with SMTP_URL (${dialectName})`, () => {
     const app = await startApp({ env: { SMTP_URL: smtp.url, PUBLIC_URL } });
     try {
       const res = await app.request('GET', '/v1/auth/options', { schema: authOptionsResponse });
-      expect([res.status, res.body]).toEqual([200, { emailDelivery: true }]);
+      expect([res.status, res.body]).toEqual([200, { emailDelivery: true, signup: 'open' }]);
     } finally {
       await app.stop();
       await smtp.stop();

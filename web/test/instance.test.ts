@@ -55,9 +55,9 @@ describe.skipIf(!chromiumAvailable())('the Instance page and plan limits (D69), 
       await expect.poll(async () => (await server.call(ops.getBilling, {}, member.jwt)).body.plan).toBe('free');
 
       await page.getByRole('radio', { name: /Invite only/ }).check();
-      await expect.poll(async () => (await server.call(ops.signupMode)).body.signup).toBe('invite');
+      await expect.poll(async () => (await server.call(ops.authOptions)).body.signup).toBe('invite');
       await page.getByRole('radio', { name: /Open/ }).check();
-      await expect.poll(async () => (await server.call(ops.signupMode)).body.signup).toBe('open');
+      await expect.poll(async () => (await server.call(ops.authOptions)).body.signup).toBe('open');
 
       await page.getByRole('button', { name: `Reset link for ${member.email}` }).click();
       const dialog = page.getByRole('dialog', { name: `Password reset link for ${member.user.name}` });

@@ -1,5 +1,4 @@
 import * as account from '../account.js';
-import { instanceSettings } from '../admin.js';
 import * as auth from '../auth.js';
 import { emptyBody, noContent } from '../common.js';
 import { endpoints as e } from '../endpoints.js';
@@ -56,5 +55,3 @@ export const switchWorkspace = defineOperation(e.switchWorkspace, {
   body: auth.switchWorkspaceBody,
   responses: { 200: auth.switchWorkspaceResponse },
 });
-/** D69: public, so that the login and signup pages can say when signup is closed or by invitation only. */
-export const signupMode = defineOperation(e.signupMode, { tags, responses: { 200: instanceSettings } });

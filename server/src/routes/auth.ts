@@ -15,13 +15,10 @@ import {
 import { resendVerification, verifyEmail } from '../services/identity/email-verification.js';
 import { limitLoginByIp } from '../services/identity/limits.js';
 import { passwordResetJobs, requestPasswordReset, resetPassword } from '../services/identity/password-reset.js';
-import { publicSignupMode } from '../services/workspace/instance.js';
 import { inviteInfo } from '../services/workspace/team.js';
 
 export async function authRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   const issuesSession = { config: { issuesSession: true } };
-
-  route(app, ops.signupMode, async () => publicSignupMode(deps));
 
   route(app, ops.signup, async (req, reply) => reply.status(201).send(await signup(deps, req.body)), issuesSession);
 

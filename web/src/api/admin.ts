@@ -16,6 +16,3 @@ export const makeResetLink = (id: string) => api.call(e.adminResetLink, { params
 export const getInstanceSettings = () => api.call(e.adminGetSettings);
 
 export const updateInstanceSettings = (signup: SignupMode) => api.call(e.adminUpdateSettings, { body: { signup } });
-
-/** Public: the login and signup pages say when signup is closed or by invitation only. */
-export const getSignupMode = () => api.call(e.signupMode, { auth: false });

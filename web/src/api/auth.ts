@@ -27,13 +27,17 @@ export const acceptInvite = (token: string) => api.call(e.acceptInvite, { body: 
 
 export const switchWorkspace = (workspaceId: string) => api.call(e.switchWorkspace, { body: { workspaceId } });
 
-let options: Promise<{ emailDelivery: boolean }> | null = null;
+/** What the server offers people signing in: email delivery (ADR 0021) and its signup mode (D69), asked now. */
+export const fetchAuthOptions = () => api.call(e.authOptions, anonymous);
+
+let options: ReturnType<typeof fetchAuthOptions> | null = null;
 /**
  * ADR 0021: whether the server sends email (false without SMTP_URL). Asked once per page load, since it changes
- * only with a restart; a failed look-up is asked again next time.
+ * only with a restart; a failed look-up is asked again next time. (The signup mode can change while a page is
+ * open: the sign-up page asks fetchAuthOptions itself.)
  */
 export const authOptions = () => {
-  options ??= api.call(e.authOptions, anonymous).catch((err: unknown) => {
+  options ??= fetchAuthOptions().catch((err: unknown) => {
     options = null;
     throw err;
   });

@@ -1,8 +1,7 @@
 import type { SignupMode } from '@svcenv/contract';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { getSignupMode } from '../api/admin.js';
-import { login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
+import { fetchAuthOptions, login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
 import { setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
 import { EmailField, NameField, NEW_PASSWORD, PasswordField } from '../components/TextField.js';
@@ -172,7 +171,7 @@ export function LoginPage({ notice, next }: { notice?: string | null; next?: str
 function useSignupMode(): SignupMode | null {
   const [mode, setMode] = useState<SignupMode | null>(null);
   useEffect(() => {
-    getSignupMode()
+    fetchAuthOptions()
       .then((r) => setMode(r.signup))
       .catch(() => undefined);
   }, []);

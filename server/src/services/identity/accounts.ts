@@ -1,5 +1,5 @@
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
-import type { SessionUser } from '@svcenv/contract';
+import type { SessionUser, SignupMode } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
 import { AppError, unauthorized } from '../../lib/errors.js';
 import { newId, randomBase62, slugify } from '../../lib/ids.js';
@@ -36,11 +36,13 @@ async function uniqueSlug(db: Db, name: string): Promise<string> {
 }
 
 /**
- * GET /v1/auth/options (ADR 0021): whether this server sends email at all. Without SMTP_URL (D3) no message
- * reaches anyone, so the dashboard says so and offers what works instead.
+ * GET /v1/auth/options: whether this server sends email at all (ADR 0021; without SMTP_URL, D3, no message
+ * reaches anyone, so the dashboard says so and offers what works instead), and its signup mode (D69).
  */
-export function authOptions(deps: Pick<Deps, 'config'>): { emailDelivery: boolean } {
-  return { emailDelivery: Boolean(deps.config.SMTP_URL) };
+export async function authOptions(
+  deps: Pick<Deps, 'config' | 'db' | 'dialect'>,
+): Promise<{ emailDelivery: boolean; signup: SignupMode }> {
+  return { emailDelivery: Boolean(deps.config.SMTP_URL), signup: await signupModeOf(deps.db, deps) };
 }
 
 export async function sessionUser(db: Db, userId: string, workspaceId: string): Promise<SessionUser> {

@@ -171,8 +171,3 @@ export async function updateSettings(ctx: Ctx, input: { signup: SignupMode }): P
   });
   return { signup: input.signup };
 }
-
-/** D69: the signup mode for the login and signup pages (public; it tells nothing a signup attempt would not). */
-export async function publicSignupMode(deps: Deps): Promise<{ signup: SignupMode }> {
-  return { signup: await signupModeOf(deps.db, deps) };
-}
