@@ -123,6 +123,10 @@ const table = {
   getIdentity: { method: 'GET', path: '/v1/workspace/identities/:id', auth: 'jwt' },
   updateIdentity: { method: 'PATCH', path: '/v1/workspace/identities/:id', auth: 'jwt' },
   deleteIdentity: { method: 'DELETE', path: '/v1/workspace/identities/:id', auth: 'jwt' },
+  // audit streams (D65)
+  listAuditStreams: { method: 'GET', path: '/v1/workspace/audit-streams', auth: 'jwt' },
+  createAuditStream: { method: 'POST', path: '/v1/workspace/audit-streams', auth: 'jwt' },
+  deleteAuditStream: { method: 'DELETE', path: '/v1/workspace/audit-streams/:id', auth: 'jwt' },
 
   // workspace, team, invites
   getWorkspace: { method: 'GET', path: '/v1/workspace', auth: 'jwt' },

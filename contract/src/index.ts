@@ -1,6 +1,7 @@
 /** The wire contract shared by the server, the CLI and the dashboard. */
 export * from './account.js';
 export * from './admin.js';
+export * from './audit-streams.js';
 export * from './auth.js';
 export * from './change-requests.js';
 export * from './cidr.js';

@@ -11,6 +11,7 @@ import { documentRoutes } from './http/openapi.js';
 import { serverOptions, tlsOptions } from './http/server.js';
 import { Metrics } from './lib/metrics.js';
 import { adminRoutes } from './routes/admin.js';
+import { auditStreamRoutes } from './routes/audit-streams.js';
 import { authRoutes } from './routes/auth.js';
 import { benchFloorRoutes } from './routes/bench.js';
 import { changeRequestRoutes } from './routes/change-requests.js';
@@ -72,6 +73,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(tokenRoutes, { prefix: '/v1' });
   await app.register(webhookRoutes, { prefix: '/v1' });
   await app.register(identityRoutes, { deps, prefix: '/v1' });
+  await app.register(auditStreamRoutes, { prefix: '/v1' });
   await app.register(workspaceRoutes, { prefix: '/v1' });
   await app.register(projectMemberRoutes, { prefix: '/v1' });
   await app.register(adminRoutes, { prefix: '/v1' });

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { DbHandle } from './db/index.js';
 import { registerAuditPrune } from './jobs/audit-prune.js';
+import { AuditStreamer } from './jobs/audit-streams.js';
 import { EMAIL_JOB, emailJob } from './jobs/email.js';
 import { registerEventJobs } from './jobs/events.js';
 import { JobQueue } from './jobs/queue.js';
@@ -59,6 +60,19 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       log,
     });
   }
+  // D65: the audit streams start and stop with the job runner, beside it (ADR 0024).
+  jobs.alongside(
+    new AuditStreamer({
+      db,
+      dialect: opts.db.dialect,
+      clock: opts.clock,
+      withDb: (fn) => jobs.withDb(fn),
+      secretKey: webhooks.secretKey,
+      allowPrivate: webhooks.allowPrivate,
+      resolve: webhooks.resolve,
+      log,
+    }),
+  );
   return {
     config: opts.config,
     db,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  createAuditStreamResponse,
   createWebhookResponse,
   historyResponse,
   invitesResponse,
@@ -355,6 +356,15 @@ describe(`authorization matrix (${dialectName})`, () => {
       schema: createWebhookResponse,
     });
     if (res.status !== 201) throw new Error(`setup webhook: ${res.status} ${res.text}`);
+    return res.body.id;
+  };
+  const freshStream = async () => {
+    const res = await app.request('POST', '/v1/workspace/audit-streams', {
+      token: ownerJwt,
+      body: { url: receiver.url('/matrix-stream') },
+      schema: createAuditStreamResponse,
+    });
+    if (res.status !== 201) throw new Error(`setup audit stream: ${res.status} ${res.text}`);
     return res.body.id;
   };
 
@@ -1032,6 +1042,34 @@ describe(`authorization matrix (${dialectName})`, () => {
       credential: 'jwt',
       ok: 202,
       run: (t) => call(t, 'POST', `/v1/workspace/webhooks/${hookId}/test`),
+    },
+    // ---- audit streams (D65: Owner only, JWT only, listing included) ----
+    {
+      name: 'list audit streams',
+      route: 'GET /v1/workspace/audit-streams',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'GET', '/v1/workspace/audit-streams'),
+    },
+    {
+      name: 'create an audit stream',
+      route: 'POST /v1/workspace/audit-streams',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 201,
+      run: (t) => call(t, 'POST', '/v1/workspace/audit-streams', { url: receiver.url('/matrix-stream') }),
+    },
+    {
+      name: 'delete an audit stream',
+      route: 'DELETE /v1/workspace/audit-streams/{id}',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 204,
+      run: async (t) => call(t, 'DELETE', `/v1/workspace/audit-streams/${await freshStream()}`),
     },
     // ---- workload identities (D60: Owner only, session only, D10) ----
     {

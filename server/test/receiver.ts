@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type WebhookPayload, webhookPayload } from '@svcenv/contract';
+import { type AuditStreamPayload, auditStreamPayload, type WebhookPayload, webhookPayload } from '@svcenv/contract';
 import { z } from 'zod';
 
 export interface Received {
@@ -100,6 +100,14 @@ function payloadOf(raw: Buffer): WebhookPayload {
     throw new Error(`a webhook payload outside the contract: ${z.prettifyError(result.error)}\n${text}`);
   // As sent, not the parsed copy, which would drop a field the contract does not name.
   return json as WebhookPayload;
+}
+
+/** An audit stream's batch (D65), once it is checked to be one of the contract: `{entries:[...]}`, as sent. */
+export function streamBatchOf(r: Received): AuditStreamPayload {
+  const text = r.raw.toString('utf8');
+  const result = auditStreamPayload.safeParse(JSON.parse(text));
+  if (!result.success) throw new Error(`a batch outside the contract: ${z.prettifyError(result.error)}\n${text}`);
+  return JSON.parse(text) as AuditStreamPayload;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { Endpoint, EndpointName } from '../endpoints.js';
 import * as admin from './admin.js';
+import * as auditStreams from './audit-streams.js';
 import * as auth from './auth.js';
 import * as changeRequests from './change-requests.js';
 import * as cliReleases from './cli-releases.js';
@@ -34,6 +35,7 @@ export const operations = {
   ...tokens,
   ...webhooks,
   ...identities,
+  ...auditStreams,
   ...workspace,
   ...projectMembers,
   ...admin,

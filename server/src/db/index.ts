@@ -29,6 +29,7 @@ import * as changeRequests from './migrations/2026-11-25T03-change-requests.js';
 import * as projectSlugs from './migrations/2026-11-25T04-project-slugs.js';
 import * as auditSearch from './migrations/2026-11-27T00-audit-search.js';
 import * as workloadIdentities from './migrations/2026-11-27T00-workload-identities.js';
+import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
 import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
@@ -208,6 +209,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       down: workloadIdentities.down,
     },
     '2026-11-27T00-audit-search': { up: (db) => auditSearch.up(db, dialect), down: auditSearch.down },
+    '2026-11-27T20-audit-streams': { up: (db) => auditStreams.up(db, dialect), down: auditStreams.down },
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
     '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },
     '2026-11-28T00-instance-admin': { up: instanceAdmin.up, down: instanceAdmin.down },

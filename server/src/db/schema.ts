@@ -24,6 +24,7 @@ export interface Database {
   jobs: JobsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  audit_streams: AuditStreamsTable;
   expiry_reminders: ExpiryRemindersTable;
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_challenges: MfaChallengesTable;
@@ -313,6 +314,30 @@ export interface WebhooksTable {
   last_fired_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** D65: one audit stream (jobs/audit-streams.ts, ADR 0024). */
+export interface AuditStreamsTable {
+  id: string;
+  workspace_id: string;
+  /** Shown to Owners only; never logged or audited (it may carry a credential in its path or query). */
+  url: string;
+  /** The `whsec_` signing secret, sealed like a webhook's. */
+  secret_sealed: string;
+  /** The last audit id delivered (acknowledged by a 2xx), or the id the stream starts after. */
+  cursor: number;
+  /** HTTP status of the last attempt, 0 when no response came; null before the first. */
+  last_status: number | null;
+  last_attempt_at: string | null;
+  /** Time of the last 2xx; null: nothing delivered yet. */
+  last_delivered_at: string | null;
+  /** Failed attempts since the last 2xx (the backoff's exponent). */
+  failures: Generated<number>;
+  next_attempt_at: string;
+  /** The instance sending the stream's current batch, until `lease_until`. */
+  lease_owner: string | null;
+  lease_until: string | null;
+  created_at: string;
 }
 
 /** One row per delivery attempt (D35: status, duration, time, attempt number, event). */

@@ -45,6 +45,13 @@ export interface JobContext {
 
 export type JobKinds = Record<string, JobKind<any>>;
 
+/** Background work with a loop of its own, started and stopped with the runner (`alongside`). */
+export interface BackgroundWorker {
+  start(): void;
+  /** Stops looking for work and waits for the work in flight. */
+  stop(): Promise<void>;
+}
+
 /** Thrown by `perform` when trying again cannot help (e.g. a webhook answered 404): the job is dead at once. */
 export class FinalJobError extends Error {}
 
@@ -119,6 +126,7 @@ export class JobQueue {
   private readonly lanes = new Map<string, { running: number; limit: number }>();
   private readonly gate: Gate;
   private periodic: Periodic[] = [];
+  private readonly workers: BackgroundWorker[] = [];
 
   constructor(
     private readonly opts: {
@@ -156,6 +164,19 @@ export class JobQueue {
     this.periodic.push({ name, everyMs, run, nextAt: 0, running: false, ungated: opts.ungated ?? false });
   }
 
+  /**
+   * A loop of its own that starts and stops with the runner (the audit streams, ADR 0024): it does not take
+   * the runner's job slots, and reaches the database through `withDb`.
+   */
+  alongside(worker: BackgroundWorker): void {
+    this.workers.push(worker);
+  }
+
+  /** Runs `fn`, which uses the database, within the runner's share of it (ADR 0010); never a network wait. */
+  withDb<T>(fn: () => Promise<T>): Promise<T> {
+    return this.gate.run(fn);
+  }
+
   /** Writes a job in the caller's transaction; call `kick()` after the commit to run it promptly. */
   async enqueue(trx: Db, job: EnqueueOptions): Promise<void> {
     const kind = this.kinds[job.kind];
@@ -184,6 +205,7 @@ export class JobQueue {
     // runDue by hand) gets no scheduled work run behind its back.
     this.pollTimer = setTimeout(() => this.poll(), 0);
     this.pollTimer.unref();
+    for (const w of this.workers) w.start();
   }
 
   /** Runs due jobs soon (after a commit that enqueued some), without waiting for the next poll. */
@@ -208,7 +230,7 @@ export class JobQueue {
     this.followUpTimer = null;
     await this.filling;
     await this.periodicRun;
-    await Promise.all(this.inFlight);
+    await Promise.all([...this.inFlight, ...this.workers.map((w) => w.stop())]);
   }
 
   private poll(): void {

@@ -1,4 +1,5 @@
 import { CompiledQuery, type InferResult, type Insertable } from 'kysely';
+import { presentAuditEntry, selectAuditEntries } from '../../db/audit-entries.js';
 import type { Db, Dialect } from '../../db/index.js';
 import type { AuditLogsTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -41,9 +42,9 @@ export interface AuditFilters {
 
 /**
  * Audit page, newest first; `nextCursor` is "" on the last page (the spec types it as a string). The filters
- * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Each entry names
- * its actor as D34 does: the user's name, `token:<name>` or `identity:<name>` (D60), and its project by name and slug (joins, not a
- * lookup per row).
+ * narrow the list the cursor pages, so a page is full whenever enough matching entries exist. Entries are read
+ * and shown by db/audit-entries.ts (actor and project names joined, not looked up per row), as the audit
+ * streams send them (D65).
  *
  * D64: newest first is `(created_at, id)` descending, and every combination of filters has an index that is
  * that order within its equality filters (migration 2026-11-27T00-audit-search), so a page is read off the
@@ -63,27 +64,7 @@ export async function auditPage(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    logs: page.map((r) => ({
-      id: Number(r.id),
-      action: r.action,
-      targetKey: r.target_key,
-      targetEnv: r.target_env,
-      actorId: r.actor_id,
-      actorType: r.actor_type,
-      actorName:
-        r.user_name ??
-        (r.token_name !== null
-          ? `token:${r.token_name}`
-          : r.identity_name !== null
-            ? `identity:${r.identity_name}`
-            : null),
-      detail: r.detail === null ? null : JSON.parse(r.detail),
-      createdAt: r.created_at,
-      project:
-        r.project_id === null || r.project_name === null
-          ? null
-          : { id: r.project_id, name: r.project_name, slug: r.project_slug ?? r.project_id },
-    })),
+    logs: page.map(presentAuditEntry),
     nextCursor: rows.length > limit && last ? encodeAuditCursor(last.created_at, Number(last.id)) : '',
   };
 }
@@ -98,21 +79,7 @@ export function auditPageQuery(
   limit: number,
   before: { createdAt: string; id: number } | null,
 ) {
-  let q = db
-    .selectFrom('audit_logs as a')
-    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.actor_id').on('a.actor_type', '=', 'user'))
-    .leftJoin('access_tokens as t', (j) => j.onRef('t.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
-    // D60: a token issued to a workload identity acts as the identity (actor id: the identity's id).
-    .leftJoin('workload_identities as wi', (j) => j.onRef('wi.id', '=', 'a.actor_id').on('a.actor_type', '=', 'token'))
-    .leftJoin('projects as p', 'p.id', 'a.project_id')
-    .selectAll('a')
-    .select([
-      'u.name as user_name',
-      't.name as token_name',
-      'wi.name as identity_name',
-      'p.name as project_name',
-      'p.slug as project_slug',
-    ]);
+  let q = selectAuditEntries(db);
   q = scope.projectId
     ? q.where('a.project_id', '=', scope.projectId)
     : q.where('a.workspace_id', '=', scope.workspaceId);

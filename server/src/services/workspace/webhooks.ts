@@ -41,7 +41,7 @@ function requireWebhookAdmin(principal: Principal): void {
  * D35: https:// only unless WEBHOOK_ALLOW_PRIVATE=true; D5: the host must resolve to public addresses
  * only. A user name or password in the URL is refused: it would be stored and shown like any other part.
  */
-async function checkUrl(deps: Pick<Deps, 'webhooks'>, raw: string): Promise<string> {
+export async function checkUrl(deps: Pick<Deps, 'webhooks'>, raw: string): Promise<string> {
   return (await checkTargetUrl(raw, 'url', deps.webhooks)).toString();
 }
 

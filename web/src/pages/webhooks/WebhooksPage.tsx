@@ -8,6 +8,7 @@ import { useAsync } from '../../hooks.js';
 import { isOwner, useSession } from '../../session.js';
 import { useToast } from '../../toast.js';
 import { Async, Button, Confirm, Empty, PageHeader } from '../../ui.js';
+import { AuditStreamsSection } from './AuditStreams.js';
 import { DeliveriesDialog } from './DeliveriesDialog.js';
 import { WebhookCard } from './WebhookCard.js';
 import { WebhookForm } from './WebhookForm.js';
@@ -72,6 +73,7 @@ export function WebhooksPage() {
           )
         }
       </Async>
+      {owner && <AuditStreamsSection />}
       {editing && (
         <WebhookForm
           hook={editing === 'new' ? null : editing}
