@@ -34,3 +34,6 @@ export const WEBHOOK_EVENTS = [
  * cleared with it. It holds no secret; it spares a first visit without a session a request that answers 401.
  */
 export const SIGNED_IN_COOKIE = 'svcenv_signed_in';
+
+/** D60: an identity's token lives 60 s to 12 hours, 15 minutes by default. */
+export const IDENTITY_TTL = { min: 60, max: 43_200, default: 900 } as const;

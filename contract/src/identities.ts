@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_TRUSTED_CIDRS, parseCidr } from './cidr.js';
 import { envName, projectRef, timestamp, uuid } from './common.js';
+import { IDENTITY_TTL } from './constants.js';
 
 /**
  * D62: up to 20 IPv4 or IPv6 addresses or CIDR ranges; empty means anywhere. Checked as a whole, so that a
@@ -27,8 +28,6 @@ const pattern = z.string().min(1).max(512);
 const claimName = z.string().regex(/^[A-Za-z0-9_.:/-]{1,128}$/, 'claim names are 1-128 letters, digits or . _ : / -');
 
 export const identityScope = z.enum(['read', 'write']);
-/** D60: 60 s to 12 hours, 15 minutes by default. */
-export const IDENTITY_TTL = { min: 60, max: 43_200, default: 900 } as const;
 
 const identityFields = {
   name: z.string().trim().min(1).max(64),

@@ -9,6 +9,7 @@ import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
 import { LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
 import { InvitePage } from './pages/Invite.js';
+import { IdentitiesPage } from './pages/identities/IdentitiesPage.js';
 import { InstancePage } from './pages/instance/InstancePage.js';
 import { ProjectPage } from './pages/Project.js';
 import { ProjectsPage } from './pages/Projects.js';
@@ -103,6 +104,7 @@ function App() {
   if (path === '/projects') page = <ProjectsPage />;
   else if (m) page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} />;
   else if (path === '/tokens') page = <TokensPage />;
+  else if (path === '/identities') page = <IdentitiesPage />;
   else if (path === '/team') page = <TeamPage />;
   else if (path === '/webhooks') page = <WebhooksPage />;
   else if (path === '/audit') page = <AuditPage />;

@@ -6,7 +6,7 @@ import { ApiError, setToken } from './api.js';
 import { useEmailDelivery } from './hooks.js';
 import { Icon } from './icons.js';
 import { navigate } from './router.js';
-import { useSession } from './session.js';
+import { isOwner, useSession } from './session.js';
 import { useAction, useToast } from './toast.js';
 import type { MyWorkspace } from './types.js';
 import { Link } from './ui.js';
@@ -19,6 +19,8 @@ const NAV = [
   { to: '/audit', label: 'Audit log', icon: 'audit' },
   { to: '/settings', label: 'Settings', icon: 'settings' },
 ] as const;
+/** D60: the workspace's Owners only, after Access tokens; the server refuses anyone else. */
+const OWNER_NAV = { to: '/identities', label: 'Identities', icon: 'badge' } as const;
 /** D69: the instance's administrators only; the server refuses anyone else. */
 const ADMIN_NAV = { to: '/instance', label: 'Instance', icon: 'server' } as const;
 
@@ -66,7 +68,12 @@ export function Shell({
         </button>
       </header>
       <nav class="sidebar" aria-label="Main">
-        {[...NAV, ...(user.instanceAdmin ? [ADMIN_NAV] : [])].map((n) => (
+        {[
+          ...NAV.slice(0, 2),
+          ...(isOwner(user) ? [OWNER_NAV] : []),
+          ...NAV.slice(2),
+          ...(user.instanceAdmin ? [ADMIN_NAV] : []),
+        ].map((n) => (
           <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>
             <Icon name={n.icon} />
             {n.label}

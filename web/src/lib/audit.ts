@@ -31,6 +31,12 @@ export const ACTION_WORDS: Record<string, string> = {
   'token.create': 'Created token',
   'token.rotate': 'Rotated token',
   'token.revoke': 'Revoked token',
+  'token.denied_address': 'Token refused from this address',
+  'identity.create': 'Created identity',
+  'identity.update': 'Updated identity',
+  'identity.delete': 'Deleted identity',
+  'identity.login': 'Identity signed in',
+  'identity.login_failed': 'Identity sign-in refused',
   'member.invite': 'Invited member',
   'member.add': 'Added member',
   'member.remove': 'Removed member',
@@ -63,6 +69,16 @@ export const actionLabel = (action: string): string => ACTION_WORDS[action] ?? a
 export function actorLabel(e: Pick<AuditEntry, 'actorId' | 'actorName'>): string {
   if (e.actorName) return e.actorName;
   return e.actorId ? `${e.actorId.slice(0, 8)}…` : '—';
+}
+
+/**
+ * Who an actor's display name is: `identity:<name>` (D60: a CI job or pod signed in as a workload identity),
+ * `token:<name>` (an access token, D34) or a person. Where the actor's type is known (the audit log), only a
+ * token's name is read so, lest a person named `token:x` pass for one.
+ */
+export function actorKind(name: string): { kind: 'identity' | 'token' | 'user'; name: string } {
+  const m = /^(identity|token):(.+)$/.exec(name);
+  return m ? { kind: m[1] as 'identity' | 'token', name: m[2]! } : { kind: 'user', name };
 }
 
 /**

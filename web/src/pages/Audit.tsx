@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type AuditFilters, collectAudit, EXPORT_MAX, listAudit } from '../api/audit.js';
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
+import { Actor } from '../components/Actor.js';
 import { Table } from '../components/Table.js';
 import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } from '../lib/audit.js';
 import { download } from '../lib/download.js';
@@ -254,7 +255,7 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
                 {!e.targetEnv && !e.targetKey && e.detail == null && <span class="muted">—</span>}
               </td>
               <td data-label="Actor" data-testid="audit-actor">
-                {actorLabel(e)}
+                {e.actorType === 'token' ? <Actor name={actorLabel(e)} /> : actorLabel(e)}
               </td>
             </tr>
           ))}

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { listVarsAt, type Revision } from '../../api/revisions.js';
+import { Actor } from '../../components/Actor.js';
 import { Table } from '../../components/Table.js';
 import { useAsync } from '../../hooks.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
@@ -41,7 +42,7 @@ export function AtRevisionModal({
             <strong>{isCurrent ? 'Current state' : 'Past state, read-only'}</strong>
             <span class="past-state-line">
               The variables of {env} right after revision {r.revision}: {actionLabel(r.action).toLowerCase()} by{' '}
-              {r.actor || 'someone'},{' '}
+              {r.actor ? <Actor name={r.actor} /> : 'someone'},{' '}
               <time dateTime={r.createdAt} title={dateTime(r.createdAt)}>
                 {relativeTime(r.createdAt)}
               </time>

@@ -1,6 +1,7 @@
 import type { Environment, Project } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { listRevisions, type Revision, type RollbackResult } from '../../api/revisions.js';
+import { Actor } from '../../components/Actor.js';
 import { EnvTabs } from '../../components/EnvTabs.js';
 import { useSubmit } from '../../hooks.js';
 import { canWrite, readOnlyNote } from '../../lib/access.js';
@@ -176,7 +177,7 @@ function RevisionItem({
         <strong class="revision-action">{actionLabel(r.action)}</strong>
         {isCurrent && <Pill tone="info">current</Pill>}
         <span class="muted small revision-meta">
-          by {r.actor || 'someone'} ·{' '}
+          by {r.actor ? <Actor name={r.actor} /> : 'someone'} ·{' '}
           <time dateTime={r.createdAt} title={dateTime(r.createdAt)}>
             {relativeTime(r.createdAt)}
           </time>

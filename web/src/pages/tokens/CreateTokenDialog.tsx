@@ -1,9 +1,12 @@
 import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { type CreateTokenBody, createToken } from '../../api/tokens.js';
+import { CidrField } from '../../components/CidrField.js';
+import { EnvsPicker } from '../../components/EnvsPicker.js';
 import { ModalForm } from '../../components/ModalForm.js';
 import { NameField } from '../../components/TextField.js';
 import { useSubmit } from '../../hooks.js';
+import { parseCidrList } from '../../lib/cidrs.js';
 import type { CreatedToken } from '../../types.js';
 import { Field } from '../../ui.js';
 
@@ -14,7 +17,7 @@ const EXPIRY = [
   { label: 'No expiry', value: null },
 ] as const;
 
-/** The form of a new token: name, scope, project, environments and expiry. */
+/** The form of a new token: name, scope, project, environments, expiry and where it may be used from (D62). */
 export function CreateTokenDialog({
   projects,
   onClose,
@@ -29,25 +32,32 @@ export function CreateTokenDialog({
   const [projectId, setProjectId] = useState('');
   const [envs, setEnvs] = useState<string[]>(['*']);
   const [expiry, setExpiry] = useState<CreateTokenBody['expiresIn']>(90);
+  const [cidrs, setCidrs] = useState('');
   const { busy, error, submit } = useSubmit();
+  const trusted = parseCidrList(cidrs);
   const project = projects.find((p) => p.id === projectId);
   const envChoices = project ? project.envs : [...new Set(projects.flatMap((p) => p.envs))];
-  const toggleEnv = (e: string) => {
-    const rest = envs.filter((x) => x !== '*');
-    setEnvs(rest.includes(e) ? rest.filter((x) => x !== e) : [...rest, e]);
-  };
   return (
     <ModalForm
       title="New access token"
       onClose={onClose}
       onSubmit={submit(async () =>
-        onCreated(await createToken({ name, scope, envs, projectId: projectId || null, expiresIn: expiry })),
+        onCreated(
+          await createToken({
+            name,
+            scope,
+            envs,
+            projectId: projectId || null,
+            expiresIn: expiry,
+            trustedCidrs: trusted.list ?? [],
+          }),
+        ),
       )}
       busy={busy}
       error={error}
-      fields={['name', 'scope', 'projectId', 'expiresIn']}
+      fields={['name', 'scope', 'projectId', 'expiresIn', 'trustedCidrs']}
       submitLabel="Create token"
-      disabled={envs.length === 0}
+      disabled={envs.length === 0 || trusted.error !== undefined}
     >
       <NameField
         hint="Where it is used, e.g. github-actions-deploy."
@@ -91,24 +101,7 @@ export function CreateTokenDialog({
           ))}
         </select>
       </Field>
-      <fieldset class="fieldset">
-        <legend>Environments</legend>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={envs.includes('*')}
-            onChange={() => setEnvs(envs.includes('*') ? [] : ['*'])}
-          />
-          Every environment
-        </label>
-        {!envs.includes('*') &&
-          envChoices.map((e) => (
-            <label key={e} class="check">
-              <input type="checkbox" checked={envs.includes(e)} onChange={() => toggleEnv(e)} />
-              {e}
-            </label>
-          ))}
-      </fieldset>
+      <EnvsPicker envs={envs} onEnvs={setEnvs} choices={envChoices} />
       <Field label="Expires" name="expiresIn" error={error}>
         <select
           class="input"
@@ -129,6 +122,7 @@ export function CreateTokenDialog({
           ))}
         </select>
       </Field>
+      <CidrField value={cidrs} onValue={setCidrs} error={error} />
     </ModalForm>
   );
 }

@@ -1,8 +1,9 @@
 import type { AccessToken } from '@svcenv/contract';
+import { cidrSummary } from '../../lib/cidrs.js';
 import { dateOnly, relativeTime } from '../../lib/format.js';
 import { Button, Pill } from '../../ui.js';
 
-/** One token: name, prefix, scope, what it reaches, last use, expiry; Rotate and Revoke. */
+/** One token: name, prefix, scope, what it reaches and from where (D62), last use, expiry; Rotate and Revoke. */
 export function TokenRow({
   token: t,
   projectName,
@@ -30,6 +31,11 @@ export function TokenRow({
       <td class="small" data-label="Access">
         {projectName}
         <div class="muted">{t.envs.includes('*') ? 'every environment' : t.envs.join(', ')}</div>
+        {t.trustedCidrs.length > 0 && (
+          <div class="muted" data-testid="token-cidrs">
+            from {cidrSummary(t.trustedCidrs)}
+          </div>
+        )}
       </td>
       <td class="small" data-label="Last used">
         {relativeTime(t.lastUsedAt)}
