@@ -94,16 +94,17 @@ export function IdentityForm({
       disabled={envs.length === 0 || trusted.error !== undefined}
     >
       {!identity && (
-        <Field label="Platform">
-          <fieldset class="seg" data-testid="identity-preset">
-            <legend class="sr-only">Platform</legend>
+        // Not a <Field>: a <label> would name its first button after itself.
+        <fieldset class="fieldset">
+          <legend>Platform</legend>
+          <div class="seg" data-testid="identity-preset">
             {PRESETS.map((p) => (
               <button type="button" key={p.id} aria-pressed={preset === p.id} onClick={() => choose(p.id)}>
                 {p.label}
               </button>
             ))}
-          </fieldset>
-        </Field>
+          </div>
+        </fieldset>
       )}
       <NameField hint="e.g. payments-deploy" value={name} onValue={setName} error={error} required autofocus />
       <TextField
