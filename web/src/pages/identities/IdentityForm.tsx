@@ -97,7 +97,7 @@ export function IdentityForm({
         // Not a <Field>: a <label> would name its first button after itself.
         <fieldset class="fieldset">
           <legend>Platform</legend>
-          <div class="seg" data-testid="identity-preset">
+          <div class="seg identity-presets" data-testid="identity-preset">
             {PRESETS.map((p) => (
               <button type="button" key={p.id} aria-pressed={preset === p.id} onClick={() => choose(p.id)}>
                 {p.label}
@@ -138,19 +138,24 @@ export function IdentityForm({
         error={error}
         hint="The JWT’s sub; * matches any run of characters. Empty: any subject."
       />
-      <fieldset class="fieldset" data-testid="identity-claims">
-        <legend>Claims (optional; * matches anything, an empty value is not checked)</legend>
+      <fieldset class="fieldset identity-claims" data-testid="identity-claims">
+        <legend>Claims (optional)</legend>
+        <p class="muted small">
+          Other claims the JWT must have; * matches any run of characters, an empty value is not checked.
+        </p>
         {claims.map((c, i) => (
-          <div class="row claim-row" key={i}>
+          <div class="claim-row" key={i}>
             <input
               class="input"
               aria-label={`Claim ${i + 1} name`}
+              placeholder="claim"
               value={c.name}
               onInput={(e) => setClaim(i, { name: e.currentTarget.value })}
             />
             <input
               class="input"
               aria-label={c.name ? `${c.name} value` : `Claim ${i + 1} value`}
+              placeholder="value"
               value={c.value}
               onInput={(e) => setClaim(i, { value: e.currentTarget.value })}
             />

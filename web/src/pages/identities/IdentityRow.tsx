@@ -28,11 +28,11 @@ export function IdentityRow({
         <div class="muted small">created {relativeTime(i.createdAt)}</div>
       </td>
       <td class="small identity-issuer" data-label="Issuer">
-        {i.issuer}
+        <div>{i.issuer}</div>
         <div class="muted">aud {i.audience}</div>
       </td>
       <td class="small" data-label="Matches">
-        {i.subject ? <code>{i.subject}</code> : <span class="muted">any subject</span>}
+        <div>{i.subject ? <code>{i.subject}</code> : <span class="muted">any subject</span>}</div>
         {claims.map(([k, v]) => (
           <div key={k} class="muted">
             {k} = <code>{v}</code>
@@ -40,7 +40,9 @@ export function IdentityRow({
         ))}
       </td>
       <td class="small" data-label="Access">
-        <Pill tone={i.scope === 'write' ? 'warn' : 'neutral'}>{i.scope}</Pill> {projectName}
+        <div>
+          <Pill tone={i.scope === 'write' ? 'warn' : 'neutral'}>{i.scope}</Pill> {projectName}
+        </div>
         <div class="muted">{i.envs.includes('*') ? 'every environment' : i.envs.join(', ')}</div>
         <div class="muted">tokens live {lifetime(i.ttlSeconds)}</div>
       </td>
