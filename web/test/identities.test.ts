@@ -8,7 +8,8 @@
 import { listIdentitiesResponse, listTokensResponse, sessionResponse, switchWorkspaceResponse } from '@svcenv/contract';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, signupUser, startApp } from '../../server/test/harness.js';
+import { createProject, signupUser, startApp, upsert } from '../../server/test/harness.js';
+import { type Issuer, startIssuer } from '../../server/test/oidc-issuer.js';
 import { chromiumAvailable, launch, openTab, screenshot, signIn } from './browser.js';
 
 describe.skipIf(!chromiumAvailable())('workload identities and token ranges in the dashboard (D60, D62)', () => {
@@ -16,15 +17,22 @@ describe.skipIf(!chromiumAvailable())('workload identities and token ranges in t
   let browser: Browser;
   let owner: Awaited<ReturnType<typeof signupUser>>;
   let memberJwt: string;
+  let issuer: Issuer;
+  let project: Awaited<ReturnType<typeof createProject>>;
 
   beforeAll(async () => {
     // Issuers are checked like webhook targets (D5): every host resolves to a public address here, offline.
-    [server, browser] = await Promise.all([
-      startApp({ env: { LOG_LEVEL: 'warn' }, resolve: async () => [{ address: '140.82.112.3', family: 4 }] }),
+    // The local test issuer is http on loopback: allowed with WEBHOOK_ALLOW_PRIVATE.
+    [server, browser, issuer] = await Promise.all([
+      startApp({
+        env: { LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true' },
+        resolve: async (host) => [{ address: host === '127.0.0.1' ? host : '140.82.112.3', family: 4 }],
+      }),
       launch(),
+      startIssuer(),
     ]);
     owner = await signupUser(server, 'Owner');
-    await createProject(server, owner.jwt, { name: 'shop' });
+    project = await createProject(server, owner.jwt, { name: 'shop' });
     const session = await server.request('GET', '/v1/auth/session', { token: owner.jwt, schema: sessionResponse });
     const m = await signupUser(server, 'Mia');
     const inv = await server.request('POST', '/v1/workspace/invites', {
@@ -42,6 +50,7 @@ describe.skipIf(!chromiumAvailable())('workload identities and token ranges in t
   afterAll(async () => {
     await browser?.close();
     await server?.stop();
+    await issuer?.stop();
   });
 
   async function signedIn(jwt: string, width: number) {
@@ -194,6 +203,39 @@ describe.skipIf(!chromiumAvailable())('workload identities and token ranges in t
       const list = await server.request('GET', '/v1/tokens', { token: owner.jwt, schema: listTokensResponse });
       expect(list.body.tokens.find((t) => t.name === 'ci')?.trustedCidrs).toEqual(['203.0.113.0/24', '2001:db8::/32']);
       await screenshot(page, 'tokens-ranges-1280');
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows an identity as the actor of what its token did, with a badge, not as identity:<name>', async () => {
+    const made = await server.request('POST', '/v1/workspace/identities', {
+      token: owner.jwt,
+      body: { name: 'ci-bot', issuer: issuer.url, audience: 'svcenv-test', scope: 'write', envs: ['*'] },
+    });
+    expect(made.status).toBe(201);
+    const now = Math.floor(Date.now() / 1000);
+    const jwt = await issuer.sign({ iss: issuer.url, aud: 'svcenv-test', sub: 'ci', iat: now, exp: now + 300 });
+    const login = await server.request('POST', '/v1/auth/oidc', {
+      body: { identity: (made.body as { id: string }).id, token: jwt },
+    });
+    expect(login.status).toBe(201);
+    await upsert(
+      server,
+      (login.body as { token: string }).token,
+      project.id,
+      [project.envs[0]!],
+      [{ key: 'FROM_CI', value: '1' }],
+    );
+    const { page, problems } = await signedIn(owner.jwt, 1280);
+    try {
+      await page.goto('/audit');
+      const actor = page.locator('[data-actor-kind=identity]').first();
+      await actor.waitFor();
+      expect((await actor.textContent())?.replace(/\s+/g, ' ').trim()).toBe('identity ci-bot');
+      expect(await page.getByTestId('audit-actor').allTextContents()).not.toContain('identity:ci-bot');
+      await screenshot(page, 'identities-audit-1280');
       expect(problems).toEqual([]);
     } finally {
       await page.close();
