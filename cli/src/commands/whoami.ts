@@ -40,13 +40,18 @@ export const whoamiCommand: Command = {
       ['API', api.baseUrl],
       [
         'token',
-        `${self.name} (${self.tokenPrefix}…), from ${ctx.env.SVCENV_TOKEN ? 'SVCENV_TOKEN' : configPath(ctx.env)}`,
+        `${self.name} (${self.tokenPrefix}…), from ${
+          ctx.identity ? 'the workload identity' : ctx.env.SVCENV_TOKEN ? 'SVCENV_TOKEN' : configPath(ctx.env)
+        }`,
       ],
       ['scope', self.scope],
       ['environments', self.envs.includes('*') ? 'all' : self.envs.join(', ')],
       ['project', self.projectId ? named(self.projectId) : 'every project of the workspace'],
       ['expires', self.expiresAt ?? 'never'],
     ];
+    // D61: the identity the token was exchanged for, by the name the server knows it by.
+    const identity = self.identity ?? (ctx.identity ? { id: ctx.identity.identity, name: undefined } : undefined);
+    if (identity) rows.splice(2, 0, ['identity', identity.name ? `${identity.name} (${identity.id})` : identity.id]);
     // What commands run here would target; a token pasted into a project or env setting is not repeated.
     const safe = (v: string) => (looksLikeToken(v) ? '(an access token, not repeated: fix this setting)' : v);
     if (settings.project) rows.push(['using project', named(safe(settings.project))]);
