@@ -19,7 +19,7 @@ import { versionCommand } from './commands/version.js';
 import { whoamiCommand } from './commands/whoami.js';
 import { EnvNameError, MissingTargetError, resolveSettings, type Settings } from './config.js';
 import { CliError, closest, shown, usageError } from './errors.js';
-import { identityToken } from './identity.js';
+import { forgetIdentityToken, identityToken } from './identity.js';
 
 /** Every command, in the order of the help; `--help` and the completion scripts (D51) both read it. */
 export const COMMANDS: readonly Command[] = [
@@ -117,9 +117,20 @@ export async function dispatch(args: readonly string[], ctx: Context): Promise<C
   if (command.name !== 'run' && !command.positionals && parsed.positionals.length) {
     throw usageError(`unexpected argument ${shown(parsed.positionals[0]!)}`, `see: svcenv ${command.name} --help`);
   }
-  const runCtx = await withIdentity(command, parsed, ctx);
+  let runCtx = await withIdentity(command, parsed, ctx);
   try {
-    return await command.run(parsed, runCtx);
+    try {
+      return await command.run(parsed, runCtx);
+    } catch (err) {
+      const identity = runCtx.identity;
+      if (!(identity && err instanceof ApiError && err.status === 401)) throw err;
+      await forgetIdentityToken(ctx.env, resolveSettings({}, ctx.env, ctx.cwd).apiUrl, identity.identity);
+      // A cached token refused: the identity changed since it was issued. Once more with a new exchange,
+      // unless the command already started a program (`run --watch` refused mid-way).
+      if (!identity.cached || (command.name === 'run' && parsed.flags.watch)) throw err;
+      runCtx = await withIdentity(command, parsed, ctx);
+      return await command.run(parsed, runCtx);
+    }
   } catch (err) {
     if (err instanceof MissingTargetError) throw await withChoices(err);
     if (err instanceof EnvNameError) throw await withLowered(err);

@@ -20,6 +20,8 @@ export interface IdentityToken {
   token: string;
   expiresAt: string;
   identity: string;
+  /** It came from the cache (not kept in it): a 401 then means the identity changed since, not a refusal. */
+  cached?: boolean;
 }
 
 const nonEmpty = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : undefined);
@@ -133,7 +135,7 @@ export async function identityToken(env: Env, apiUrl: string, identity: string):
     cached.identity === identity &&
     Date.parse(cached.expiresAt) - RENEW_BEFORE_MS > Date.now()
   ) {
-    return cached as IdentityToken;
+    return { token: cached.token, expiresAt: cached.expiresAt, identity, cached: true };
   }
   const jwt = await platformJwt(env, api.baseUrl);
   const { operations: ops } = await import('./schemas.js');
@@ -157,4 +159,12 @@ export async function identityToken(env: Env, apiUrl: string, identity: string):
   const out: IdentityToken = { token: answer.token, expiresAt: answer.expiresAt, identity };
   await entry?.write(out).catch(() => undefined);
   return out;
+}
+
+/**
+ * D60 refuses an issued token at once when its identity is updated or deleted: the cached copy is then
+ * forgotten, so that the next exchange is not put off until it expires.
+ */
+export async function forgetIdentityToken(env: Env, apiUrl: string, identity: string): Promise<void> {
+  (await cacheEntry(env, new Api(apiUrl, undefined).baseUrl, identity))?.remove();
 }

@@ -178,6 +178,22 @@ describe('svcenv with a workload identity (D61)', () => {
     }
   });
 
+  it('exchanges again at once when the cached token is refused because its identity changed', async () => {
+    const u = user({ SVCENV_IDENTITY: identityId, SVCENV_OIDC_TOKEN: await sign() });
+    expect((await getVar(u.env)).stdout).toBe(`${SECRET}\n`);
+    const before = await logins('deploy');
+    const patched = await server.call(
+      ops.updateIdentity,
+      { params: { id: identityId }, body: { ttlSeconds: 900 } as never },
+      jwt,
+    );
+    expect(patched.status).toBe(200);
+    const r = await getVar(u.env);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(`${SECRET}\n`);
+    expect(await logins('deploy')).toBe(before + 1);
+  });
+
   it('exchanges again when the cached token is within 60 s of its expiry', async () => {
     // ttlSeconds 60: the token is already within 60 s of expiring when it arrives, so it is never reused.
     const u = user({ SVCENV_IDENTITY: shortId, SVCENV_OIDC_TOKEN: await sign() });

@@ -6,11 +6,12 @@ import { CliError, looksLikeToken } from '../errors.js';
 /**
  * D58: who the CLI talks to and as what: the API URL and the access token's name, display prefix, scope,
  * environments, project and expiry (from `GET /v1/auth/token`), plus the project and env commands would use
- * here. Never the token: the prefix is what the dashboard shows too.
+ * here; with a workload identity (D61), the identity's name. Never the token: the prefix is what the dashboard
+ * shows too.
  */
 export const whoamiCommand: Command = {
   name: 'whoami',
-  summary: "Show the API URL and the access token's name, scope, environments and project",
+  summary: "Show the API URL and the access token's name, identity, scope, environments, project and expiry",
   usage: 'svcenv whoami',
   flags: {},
   async run(_args, ctx) {
