@@ -151,7 +151,7 @@ async function withIdentity(command: Command, parsed: Parsed, ctx: Context): Pro
   const identity = (typeof flag === 'string' ? flag : ctx.env.SVCENV_IDENTITY)?.trim();
   if (!identity || ctx.env.SVCENV_TOKEN) return ctx;
   const { apiUrl } = resolveSettings({}, ctx.env, ctx.cwd);
-  const issued = await identityToken(ctx.env, apiUrl, identity);
+  const issued = await identityToken(ctx.env, apiUrl, identity, parsed.flags.offline === true);
   return Object.assign(Object.create(ctx) as Context, {
     env: { ...ctx.env, SVCENV_TOKEN: issued.token },
     identity: issued,

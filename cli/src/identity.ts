@@ -4,7 +4,7 @@
  * sealed in the D42 cache directory until 60 s before it expires and never written to the config file.
  * Neither the JWT nor the access token ever appears in a message.
  */
-import { Api, ApiError } from './api.js';
+import { Api, ApiError, NetworkError } from './api.js';
 import { fs } from './builtins.js';
 import { PullCache } from './cache.js';
 import { type Env, resolveOfflineSettings } from './config.js';
@@ -22,6 +22,12 @@ export interface IdentityToken {
   identity: string;
   /** It came from the cache (not kept in it): a 401 then means the identity changed since, not a refusal. */
   cached?: boolean;
+  /**
+   * What D42's pull cache is keyed by in place of the token (not kept in the cache either): the identity and
+   * the local secret, so that the cached pulls outlive each exchanged token and serve `--offline` and an
+   * unreachable server as they do for a stored token. Undefined when there is no usable cache directory.
+   */
+  cacheKey?: string;
 }
 
 const nonEmpty = (v: string | undefined) => (v && v.trim() !== '' ? v.trim() : undefined);
@@ -115,27 +121,51 @@ function localSecret(dir: string): string {
   return secret;
 }
 
-async function cacheEntry(env: Env, apiUrl: string, identity: string): Promise<PullCache | undefined> {
+async function cacheEntry(
+  env: Env,
+  apiUrl: string,
+  identity: string,
+): Promise<{ entry: PullCache; cacheKey: string } | undefined> {
   try {
     const { cacheDir } = resolveOfflineSettings({}, env);
-    return await PullCache.open(cacheDir, apiUrl, 'identity', identity, localSecret(cacheDir));
+    const secret = localSecret(cacheDir);
+    const entry = await PullCache.open(cacheDir, apiUrl, 'identity', identity, secret);
+    return { entry, cacheKey: `identity ${identity} ${secret}` };
   } catch {
     return undefined; // no writable cache: every command exchanges
   }
 }
 
-/** The access token for `identity`: the cached one while it has more than 60 s left, else a new exchange. */
-export async function identityToken(env: Env, apiUrl: string, identity: string): Promise<IdentityToken> {
-  const api = new Api(apiUrl, undefined);
-  const entry = await cacheEntry(env, api.baseUrl, identity);
-  const cached = (await entry?.read()) as Partial<IdentityToken> | undefined;
-  if (
-    typeof cached?.token === 'string' &&
-    typeof cached.expiresAt === 'string' &&
-    cached.identity === identity &&
-    Date.parse(cached.expiresAt) - RENEW_BEFORE_MS > Date.now()
-  ) {
-    return { token: cached.token, expiresAt: cached.expiresAt, identity, cached: true };
+/** The server did not answer the exchange (D42's causes): an expired cached token still opens the cached pulls. */
+const unanswered = (err: unknown) =>
+  err instanceof NetworkError || (err instanceof ApiError && (err.status >= 500 || err.status === 429));
+
+/**
+ * The access token for `identity`: the cached one while it has more than 60 s left, else a new exchange.
+ * `offline` (`--offline`, which makes no request) takes the cached one however old, as does an exchange the
+ * server does not answer: the command then falls back on its cached pull (D42) or fails as it would.
+ */
+export async function identityToken(
+  env: Env,
+  apiUrl: string,
+  identity: string,
+  offline = false,
+): Promise<IdentityToken> {
+  const api = new Api(apiUrl, undefined, resolveOfflineSettings({}, env).timeoutMs);
+  const cache = await cacheEntry(env, api.baseUrl, identity);
+  const entry = cache?.entry;
+  const saved = (await entry?.read()) as Partial<IdentityToken> | undefined;
+  const cached =
+    typeof saved?.token === 'string' && typeof saved.expiresAt === 'string' && saved.identity === identity
+      ? { token: saved.token, expiresAt: saved.expiresAt, identity, cached: true, cacheKey: cache?.cacheKey }
+      : undefined;
+  if (cached && (offline || Date.parse(cached.expiresAt) - RENEW_BEFORE_MS > Date.now())) return cached;
+  if (offline) {
+    throw new CliError(
+      'OFFLINE',
+      'no access token of this identity is cached',
+      'run the command once without --offline',
+    );
   }
   const jwt = await platformJwt(env, api.baseUrl);
   const { operations: ops } = await import('./schemas.js');
@@ -143,6 +173,7 @@ export async function identityToken(env: Env, apiUrl: string, identity: string):
   try {
     answer = await api.json(ops.oidcLogin, { body: { identity, token: jwt } });
   } catch (err) {
+    if (cached && unanswered(err)) return cached;
     if (err instanceof ApiError) {
       entry?.remove();
       throw new ApiError(
@@ -158,7 +189,7 @@ export async function identityToken(env: Env, apiUrl: string, identity: string):
   }
   const out: IdentityToken = { token: answer.token, expiresAt: answer.expiresAt, identity };
   await entry?.write(out).catch(() => undefined);
-  return out;
+  return { ...out, cacheKey: cache?.cacheKey };
 }
 
 /**
@@ -166,5 +197,5 @@ export async function identityToken(env: Env, apiUrl: string, identity: string):
  * forgotten, so that the next exchange is not put off until it expires.
  */
 export async function forgetIdentityToken(env: Env, apiUrl: string, identity: string): Promise<void> {
-  (await cacheEntry(env, new Api(apiUrl, undefined).baseUrl, identity))?.remove();
+  (await cacheEntry(env, new Api(apiUrl, undefined).baseUrl, identity))?.entry.remove();
 }

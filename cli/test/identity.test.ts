@@ -203,6 +203,36 @@ describe('svcenv with a workload identity (D61)', () => {
     expect(await logins('short')).toBe(before + 2);
   });
 
+  it('keeps the cached pull across exchanges: --offline and an unreachable server use it, with no exchange', async () => {
+    const u = user({ SVCENV_IDENTITY: shortId, SVCENV_OIDC_TOKEN: await sign() });
+    const pull = ['pull', '--stdout', '--format', 'dotenv', '--no-metadata'];
+    const fresh = await runCli(pull, { env: u.env });
+    expect(fresh.stderr).toBe('');
+    expect(fresh.stdout).toContain(SECRET);
+    const before = await logins('short');
+    const offline = await runCli([...pull, '--offline'], { env: u.env });
+    expect(offline.code).toBe(0);
+    expect(offline.stdout).toBe(fresh.stdout);
+    expect(await logins('short')).toBe(before);
+    // A command after an exchange reads what the one before the exchange kept.
+    expect((await runCli(pull, { env: u.env })).stdout).toBe(fresh.stdout);
+    expect(await logins('short')).toBe(before + 1);
+    const none = await runCli([...pull, '--offline'], { env: user({ SVCENV_IDENTITY: shortId }).env });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no access token of this identity is cached');
+    // The server away: the exchange is not answered, the last token opens the cached pull (D42's warning).
+    const port = new URL(server.url).port;
+    await server.stop();
+    try {
+      const away = await runCli(pull, { env: u.env });
+      expect(away.code).toBe(0);
+      expect(away.stdout).toBe(fresh.stdout);
+      expect(away.stderr).toMatch(/^warning: using the cached copy/);
+    } finally {
+      server = await startServer({ dataDir: server.dataDir, env: { PORT: port, WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    }
+  });
+
   it('SVCENV_TOKEN beats the identity, and the identity beats the stored token', async () => {
     const u = user({ SVCENV_OIDC_TOKEN: await sign() });
     const login = await runCli(['login', '--token', '-'], { env: u.env, input: storedToken });
