@@ -13,6 +13,8 @@ import { writeSecretFile } from './files.js';
 
 /** Where a pod finds its service-account token. */
 const K8S_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+/** An identity's id (D60), as the server writes ids. */
+const IDENTITY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** D61: an exchanged token is used until this long before it expires, then exchanged again. */
 const RENEW_BEFORE_MS = 60_000;
 
@@ -151,6 +153,14 @@ export async function identityToken(
   identity: string,
   offline = false,
 ): Promise<IdentityToken> {
+  // A JWT or a token pasted in place of the id is neither sent nor repeated.
+  if (!IDENTITY_ID.test(identity)) {
+    throw new CliError(
+      'CONFIG',
+      'the identity (--identity or SVCENV_IDENTITY) is not an identity id; it is not repeated',
+      "use the identity's id (a UUID) from the dashboard",
+    );
+  }
   const api = new Api(apiUrl, undefined, resolveOfflineSettings({}, env).timeoutMs);
   const cache = await cacheEntry(env, api.baseUrl, identity);
   const entry = cache?.entry;

@@ -258,6 +258,10 @@ describe('svcenv with a workload identity (D61)', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^UNAUTHORIZED: audience does not match\n/);
     clean(r, bad);
+    const pasted = await getVar(user({ SVCENV_IDENTITY: bad, SVCENV_OIDC_TOKEN: bad }).env);
+    expect(pasted.code).toBe(1);
+    expect(pasted.stderr).toContain('is not an identity id');
+    clean(pasted, bad);
     const none = await getVar(user({ SVCENV_IDENTITY: identityId }).env);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('no identity token was found');
