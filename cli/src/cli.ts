@@ -3,7 +3,7 @@
  */
 import { Api, ApiError } from './api.js';
 import { type Parsed, parseArgs, renderFlagHelp } from './args.js';
-import type { Command, CommandResult, Context } from './command.js';
+import { type Command, type CommandResult, type Context, flagsOf, usesToken } from './command.js';
 import { makeCompletionCommand } from './commands/completion.js';
 import { diffCommand } from './commands/diff.js';
 import { loginCommand } from './commands/login.js';
@@ -19,6 +19,7 @@ import { versionCommand } from './commands/version.js';
 import { whoamiCommand } from './commands/whoami.js';
 import { EnvNameError, MissingTargetError, resolveSettings, type Settings } from './config.js';
 import { CliError, closest, shown, usageError } from './errors.js';
+import { forgetIdentityToken, identityToken } from './identity.js';
 
 /** Every command, in the order of the help; `--help` and the completion scripts (D51) both read it. */
 export const COMMANDS: readonly Command[] = [
@@ -54,13 +55,16 @@ export function topHelp(): string {
     'then the nearest .svcenv.json (project and env, written by `svcenv setup`), then',
     '~/.config/svcenv/config.json (written by `svcenv login`).',
     '-p, -e and -f are short for --project, --env and --file.',
+    'Without a stored token (CI jobs, pods): SVCENV_IDENTITY=<identity id> (or --identity) exchanges the',
+    "platform's identity token (SVCENV_OIDC_TOKEN, SVCENV_OIDC_TOKEN_FILE, GitHub Actions or Kubernetes) for a",
+    'short-lived access token; SVCENV_TOKEN takes precedence over it, and it over the token of `svcenv login`.',
     'Run `svcenv <command> --help` for the flags of a command; `svcenv completion bash|zsh|fish` for completion.',
     '',
   ].join('\n');
 }
 
 export function commandHelp(c: Command): string {
-  const flags = renderFlagHelp({ ...c.flags, help: { type: 'boolean', description: 'show this help' } });
+  const flags = renderFlagHelp({ ...flagsOf(c), help: { type: 'boolean', description: 'show this help' } });
   return `${c.summary}\n\nUsage: ${c.usage}\n\nFlags:\n${flags}\n${c.details ? `\n${c.details}\n` : ''}`;
 }
 
@@ -70,7 +74,19 @@ function wantsHelp(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
 }
 
-export async function dispatch(argv: readonly string[], ctx: Context): Promise<CommandResult> {
+/** `svcenv --identity <id> <command> ...`: the global flag before the command, as after it. */
+function leadingIdentity(argv: readonly string[]): { identity?: string; argv: readonly string[] } {
+  const [first, second] = argv;
+  if (first === '--identity') {
+    if (second === undefined || second.startsWith('-')) throw usageError('--identity needs a value');
+    return { identity: second, argv: argv.slice(2) };
+  }
+  if (first?.startsWith('--identity=')) return { identity: first.slice('--identity='.length), argv: argv.slice(1) };
+  return { argv };
+}
+
+export async function dispatch(args: readonly string[], ctx: Context): Promise<CommandResult> {
+  const { identity, argv } = leadingIdentity(args);
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     const sub = name === 'help' ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
@@ -91,20 +107,55 @@ export async function dispatch(argv: readonly string[], ctx: Context): Promise<C
     );
   }
   if (wantsHelp(rest)) return { stdout: commandHelp(command) };
-  const parsed: Parsed = parseArgs(rest, command.flags, command.name, { commandAfterFlags: command.name === 'run' });
+  const parsed: Parsed = parseArgs(rest, flagsOf(command), command.name, { commandAfterFlags: command.name === 'run' });
+  if (identity !== undefined) {
+    if (!usesToken(command)) throw usageError(`${command.name} takes no --identity`);
+    parsed.flags.identity ??= identity;
+  }
   if (command.name !== 'run' && parsed.rest !== undefined)
     throw usageError(`${command.name} takes no \`--\` arguments`);
   if (command.name !== 'run' && !command.positionals && parsed.positionals.length) {
     throw usageError(`unexpected argument ${shown(parsed.positionals[0]!)}`, `see: svcenv ${command.name} --help`);
   }
+  let runCtx = await withIdentity(command, parsed, ctx);
   try {
-    return await command.run(parsed, ctx);
+    try {
+      return await command.run(parsed, runCtx);
+    } catch (err) {
+      const identity = runCtx.identity;
+      if (!(identity && err instanceof ApiError && err.status === 401)) throw err;
+      await forgetIdentityToken(ctx.env, resolveSettings({}, ctx.env, ctx.cwd).apiUrl, identity.identity);
+      // A cached token refused: the identity changed since it was issued. Once more with a new exchange,
+      // unless the command already started a program (`run --watch` refused mid-way).
+      if (!identity.cached || (command.name === 'run' && parsed.flags.watch)) throw err;
+      runCtx = await withIdentity(command, parsed, ctx);
+      return await command.run(parsed, runCtx);
+    }
   } catch (err) {
     if (err instanceof MissingTargetError) throw await withChoices(err);
     if (err instanceof EnvNameError) throw await withLowered(err);
-    if (err instanceof ApiError && err.status === 404 && command.flags.env) throw await withEnvGuess(err, parsed, ctx);
+    if (err instanceof ApiError && err.status === 404 && command.flags.env)
+      throw await withEnvGuess(err, parsed, runCtx);
     throw err;
   }
+}
+
+/**
+ * D61: with `--identity` or SVCENV_IDENTITY, and no SVCENV_TOKEN (which takes precedence), the command runs
+ * with the access token exchanged for the identity, in place of the stored one. The context keeps its
+ * getters (`stdout`, `stderr` are created only when used): the override is an object on top of it.
+ */
+async function withIdentity(command: Command, parsed: Parsed, ctx: Context): Promise<Context> {
+  if (!usesToken(command)) return ctx;
+  const flag = parsed.flags.identity;
+  const identity = (typeof flag === 'string' ? flag : ctx.env.SVCENV_IDENTITY)?.trim();
+  if (!identity || ctx.env.SVCENV_TOKEN) return ctx;
+  const { apiUrl } = resolveSettings({}, ctx.env, ctx.cwd);
+  const issued = await identityToken(ctx.env, apiUrl, identity, parsed.flags.offline === true);
+  return Object.assign(Object.create(ctx) as Context, {
+    env: { ...ctx.env, SVCENV_TOKEN: issued.token },
+    identity: issued,
+  });
 }
 
 /** The project's environments as the token sees them; undefined when they cannot be asked for. */

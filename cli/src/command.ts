@@ -4,6 +4,7 @@
  */
 import type { FlagSpecs, Parsed } from './args.js';
 import type { Env } from './config.js';
+import type { IdentityToken } from './identity.js';
 
 export interface Context {
   env: Env;
@@ -19,6 +20,8 @@ export interface Context {
    */
   readonly stdoutFd?: number;
   readonly stderrFd?: number;
+  /** D61: the workload identity the access token was exchanged for, when one was (whoami names it). */
+  readonly identity?: IdentityToken;
 }
 
 export interface CommandResult {
@@ -55,3 +58,22 @@ export const targetFlags = {
     description: 'environment name (default: $SVCENV_ENV, then .svcenv.json, then the config file)',
   },
 } as const satisfies FlagSpecs;
+
+/** The commands that never send an access token, and so take no `--identity`. */
+const WITHOUT_TOKEN = new Set(['login', 'logout', 'completion', 'upgrade', 'version']);
+
+/** D61's global flag, taken by every command that sends an access token. */
+export const identityFlag = {
+  identity: {
+    type: 'string',
+    description:
+      "workload identity id: exchange the platform's identity token for a short-lived access token (default: $SVCENV_IDENTITY)",
+  },
+} as const satisfies FlagSpecs;
+
+export const usesToken = (c: Command): boolean => !WITHOUT_TOKEN.has(c.name);
+
+/** A command's flags as parsed, printed by `--help` and completed: its own, and `--identity` when it sends a token. */
+export function flagsOf(c: Command): FlagSpecs {
+  return usesToken(c) ? { ...c.flags, ...identityFlag } : c.flags;
+}

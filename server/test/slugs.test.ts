@@ -79,10 +79,14 @@ describe(`project slugs (${dialectName})`, () => {
     const token = (await createToken(app, jwt, { projectId: p.id })).token;
     const pulled = await app.request('GET', '/v1/projects/payments/envs/dev/pull?metadata=false', { token });
     expect([pulled.status, pulled.text]).toEqual([200, 'A=two\n']);
-    // The audit names the project by id, however it was addressed.
+    // The audit rows hold the project's id, however it was addressed; the answer adds the project's current
+    // name and slug beside each entry (joined when read), and nothing else of it says the slug.
     const audit = await app.request('GET', `/v1/projects/payments/audit`, { token: jwt });
     expect(audit.status).toBe(200);
-    expect(audit.text).not.toContain('"payments"');
+    const logs = (JSON.parse(audit.text) as { logs: { project: { id: string; slug: string } | null }[] }).logs;
+    expect(logs.length).toBeGreaterThan(0);
+    for (const entry of logs) expect(entry.project).toEqual({ id: p.id, name: 'Payments', slug: 'payments' });
+    expect(JSON.stringify(logs.map(({ project: _, ...rest }) => rest))).not.toContain('"payments"');
     // A slug of another workspace, or none at all, is 404 like any project the caller cannot see (D23).
     const stranger = await signupUser(app, 'Stranger');
     expect((await app.request('GET', '/v1/projects/payments', { token: stranger.jwt })).error.code).toBe('NOT_FOUND');

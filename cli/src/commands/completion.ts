@@ -4,7 +4,7 @@
  * The scripts hold no setting and call nothing back: completing is a table lookup in the shell.
  */
 import { type FlagSpec, shortOf } from '../args.js';
-import type { Command } from '../command.js';
+import { type Command, flagsOf } from '../command.js';
 import { CliError } from '../errors.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -41,7 +41,7 @@ export function completionScript(shell: Shell, commands: readonly Command[]): st
   const table = commands.map((c) => ({
     name: c.name,
     summary: brief(c.summary),
-    flags: Object.entries(c.flags).map(([n, s]) => flagInfo(n, s)),
+    flags: Object.entries(flagsOf(c)).map(([n, s]) => flagInfo(n, s)),
     words: c.positionals ?? [],
     command: c.name === 'run',
   }));

@@ -66,7 +66,7 @@ export const pullCommand: Command = {
     const metadata = !args.flags['no-metadata'];
     const options = { ...target, metadata, format };
     // One cache for the environment: its keys are derived once, for this pull, the dotenv one below, the watch.
-    const cache = openCache(api, options, offline, token);
+    const cache = openCache(api, options, offline, ctx.identity?.cacheKey ?? token);
     const answer = await pullCached(api, options, offline, cache);
     await answer.keep?.();
     const text = answer.text;

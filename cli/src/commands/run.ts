@@ -73,7 +73,7 @@ export const runCommand: Command = {
     // D67: --only pulls only its keys, so a broken reference elsewhere in the environment does not fail it.
     const only = scope.kind === 'only' ? scope.keys : undefined;
     let pull: PullOptions = { ...target, metadata: true, format: 'dotenv', keys: only };
-    const cache = openCache(api, pull, offline, token);
+    const cache = openCache(api, pull, offline, ctx.identity?.cacheKey ?? token);
     let answer: Awaited<ReturnType<typeof pullCached>>;
     try {
       answer = await pullCached(api, pull, offline, cache);

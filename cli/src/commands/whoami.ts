@@ -6,11 +6,12 @@ import { CliError, looksLikeToken } from '../errors.js';
 /**
  * D58: who the CLI talks to and as what: the API URL and the access token's name, display prefix, scope,
  * environments, project and expiry (from `GET /v1/auth/token`), plus the project and env commands would use
- * here. Never the token: the prefix is what the dashboard shows too.
+ * here; with a workload identity (D61), the identity's name. Never the token: the prefix is what the dashboard
+ * shows too.
  */
 export const whoamiCommand: Command = {
   name: 'whoami',
-  summary: "Show the API URL and the access token's name, scope, environments and project",
+  summary: "Show the API URL and the access token's name, identity, scope, environments, project and expiry",
   usage: 'svcenv whoami',
   flags: {},
   async run(_args, ctx) {
@@ -40,13 +41,18 @@ export const whoamiCommand: Command = {
       ['API', api.baseUrl],
       [
         'token',
-        `${self.name} (${self.tokenPrefix}…), from ${ctx.env.SVCENV_TOKEN ? 'SVCENV_TOKEN' : configPath(ctx.env)}`,
+        `${self.name} (${self.tokenPrefix}…), from ${
+          ctx.identity ? 'the workload identity' : ctx.env.SVCENV_TOKEN ? 'SVCENV_TOKEN' : configPath(ctx.env)
+        }`,
       ],
       ['scope', self.scope],
       ['environments', self.envs.includes('*') ? 'all' : self.envs.join(', ')],
       ['project', self.projectId ? named(self.projectId) : 'every project of the workspace'],
       ['expires', self.expiresAt ?? 'never'],
     ];
+    // D61: the identity the token was exchanged for, by the name the server knows it by.
+    const identity = self.identity ?? (ctx.identity ? { id: ctx.identity.identity, name: undefined } : undefined);
+    if (identity) rows.splice(2, 0, ['identity', identity.name ? `${identity.name} (${identity.id})` : identity.id]);
     // What commands run here would target; a token pasted into a project or env setting is not repeated.
     const safe = (v: string) => (looksLikeToken(v) ? '(an access token, not repeated: fix this setting)' : v);
     if (settings.project) rows.push(['using project', named(safe(settings.project))]);

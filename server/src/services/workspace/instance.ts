@@ -4,7 +4,6 @@ import { AppError, forbidden, notFound } from '../../lib/errors.js';
 import { requireUser } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
-import type { Deps } from '../core/deps.js';
 import { issueResetLink, RESET_LIFETIME_MS } from '../identity/password-reset.js';
 import { isInstanceAdmin, signupModeOf } from './instance-policy.js';
 import { landingWorkspace } from './team.js';
