@@ -236,6 +236,12 @@ describe.skipIf(!chromiumAvailable())('workload identities and token ranges in t
       expect((await actor.textContent())?.replace(/\s+/g, ' ').trim()).toBe('identity ci-bot');
       expect(await page.getByTestId('audit-actor').allTextContents()).not.toContain('identity:ci-bot');
       await screenshot(page, 'identities-audit-1280');
+
+      // The variable's history names the identity too (its id is the writer), for an Owner.
+      await page.goto(`/projects/${project.id}`);
+      await page.getByRole('button', { name: 'History of FROM_CI' }).click();
+      const by = page.getByRole('dialog', { name: 'History of FROM_CI' }).getByTestId('history-by');
+      await expect.poll(async () => (await by.textContent())?.replace(/\s+/g, ' ').trim()).toBe('by identity ci-bot');
       expect(problems).toEqual([]);
     } finally {
       await page.close();

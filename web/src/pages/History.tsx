@@ -1,10 +1,13 @@
 import type { HistoryEntry } from '@svcenv/contract';
 import { useEffect, useState } from 'preact/hooks';
+import { listIdentities } from '../api/identities.js';
 import { listMembers } from '../api/team.js';
 import { restoreVar, varHistory } from '../api/variables.js';
+import { Actor } from '../components/Actor.js';
 import { useSubmit } from '../hooks.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { displayValue, isMasked } from '../lib/mask.js';
+import { isOwner, useSession } from '../session.js';
 import { Button, Empty, ErrorBanner, Modal, Pill, Spinner } from '../ui.js';
 
 const TONE: Record<HistoryEntry['action'], string> = {
@@ -57,8 +60,22 @@ export function HistoryModal({
       .then((r) => setNames(new Map(r.members.map((m) => [m.id, m.name]))))
       .catch(() => undefined);
   }, []);
-  const who = (id: string | null) =>
-    id === null ? 'unknown' : (names.get(id) ?? (names.size ? 'a former member' : `${id.slice(0, 8)}…`));
+  // A write by a workload identity's token records the identity's id (D60); only Owners may list identities.
+  const { user } = useSession();
+  const owner = isOwner(user);
+  const [identityNames, setIdentityNames] = useState<Map<string, string>>(new Map());
+  useEffect(() => {
+    if (!owner) return;
+    listIdentities()
+      .then((r) => setIdentityNames(new Map(r.identities.map((i) => [i.id, `identity:${i.name}`]))))
+      .catch(() => undefined);
+  }, [owner]);
+  const who = (id: string | null) => {
+    if (id === null) return 'unknown';
+    const identity = identityNames.get(id);
+    if (identity) return <Actor name={identity} />;
+    return names.get(id) ?? (names.size ? 'a former member' : `${id.slice(0, 8)}…`);
+  };
   const anyMasked = entries?.some((h) => h.action !== 'deleted' && isMasked(h.value)) ?? false;
   const shownError = error ?? restore.error ?? reveal.error;
   return (
