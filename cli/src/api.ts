@@ -17,7 +17,8 @@ export const HINTS: Record<string, string> = {
   NOT_FOUND: 'check --project (see `svcenv projects`) and --env',
   CIRCULAR_REFERENCE: 'fix the ${...} references of that variable in the dashboard',
   REFERENCE_LIMIT: 'shorten the ${...} reference chain of that variable',
-  REFERENCE_FORBIDDEN: 'this token cannot read an environment that a ${env.KEY} reference of that variable names',
+  REFERENCE_FORBIDDEN:
+    'a ${env.KEY} reference of that variable names an environment that does not exist (a typo?) or that this token cannot read; fix it with `svcenv vars set` (which checks references), or use `svcenv run --only` to pull only the keys you need',
   FORMAT_UNSUPPORTED:
     'that value cannot be written in this format (docker env-files hold no line breaks); use --format shell, json or dotenv, or change the value',
   RATE_LIMIT: 'wait a minute and try again',

@@ -72,6 +72,9 @@ describe('D67 in the CLI', () => {
     const all = await runCli(['run', '--all', '--', 'true'], { env });
     expect(all.code).toBe(1);
     expect(all.stderr).toContain('REFERENCE_FORBIDDEN');
+    // The hint says what may be wrong (a typo as much as access) and the two ways forward.
+    expect(all.stderr).toContain('does not exist (a typo?) or that this token cannot read');
+    expect(all.stderr).toContain('svcenv run --only');
     const only = await runCli(
       ['run', '--only', 'DB_USER', '--', 'sh', '-c', 'echo "user=$DB_USER broken=${BROKEN:-unset}"'],
       {
