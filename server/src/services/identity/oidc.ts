@@ -1,5 +1,7 @@
 import type { OidcLoginResponse } from '@svcenv/contract';
 import { compactVerify, decodeProtectedHeader, errors as jose } from 'jose';
+import type { Selectable } from 'kysely';
+import type { WorkloadIdentitiesTable } from '../../db/schema.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { rateLimited, unauthorized } from '../../lib/errors.js';
 import { globMatch } from '../../lib/glob.js';
@@ -36,21 +38,11 @@ class Refused extends Error {
   }
 }
 
-interface IdentityGrant {
-  id: string;
-  workspace_id: string;
-  name: string;
-  issuer: string;
-  audience: string;
-  subject: string | null;
-  claims: string;
-  scope: 'read' | 'write';
-  project_id: string | null;
-  envs: string;
-  ttl_seconds: number;
-  trusted_cidrs: string;
-  updated_at: string;
-}
+/** What a login reads of its identity: every rule of the row, not who made it or when. */
+type IdentityGrant = Omit<
+  Selectable<WorkloadIdentitiesTable>,
+  'created_by' | 'created_at' | 'last_login_at' | 'deleted_at'
+>;
 
 /** The identity as the audit log's actor (D60: actorType token, actor name `identity:<name>`). */
 function identityActor(row: IdentityGrant): Principal {
