@@ -1,3 +1,6 @@
+import type { Project } from '@svcenv/contract';
+import { Field } from '../ui.js';
+
 /** The environments a token or an identity reaches: every one (`["*"]`, D31), or some by name. */
 export function EnvsPicker({
   envs,
@@ -27,5 +30,51 @@ export function EnvsPicker({
           </label>
         ))}
     </fieldset>
+  );
+}
+
+/**
+ * Where a token or an identity reaches: one project or the whole workspace, then its environments (those of the
+ * chosen project, or of every project). Choosing another project starts again from every environment.
+ */
+export function ProjectEnvsPicker({
+  projects,
+  projectId,
+  onProjectId,
+  envs,
+  onEnvs,
+  error,
+}: {
+  projects: Project[];
+  projectId: string;
+  onProjectId: (id: string) => void;
+  envs: string[];
+  onEnvs: (envs: string[]) => void;
+  error: unknown;
+}) {
+  const project = projects.find((p) => p.id === projectId);
+  const choices = project ? project.envs : [...new Set(projects.flatMap((p) => p.envs))];
+  return (
+    <>
+      <Field label="Project" name="projectId" error={error}>
+        <select
+          class="input"
+          name="projectId"
+          value={projectId}
+          onChange={(e) => {
+            onProjectId(e.currentTarget.value);
+            onEnvs(['*']);
+          }}
+        >
+          <option value="">All projects (workspace-wide)</option>
+          {projects.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <EnvsPicker envs={envs} onEnvs={onEnvs} choices={choices} />
+    </>
   );
 }

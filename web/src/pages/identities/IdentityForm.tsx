@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { createIdentity, updateIdentity } from '../../api/identities.js';
 import { ApiError } from '../../api.js';
 import { CidrField } from '../../components/CidrField.js';
-import { EnvsPicker } from '../../components/EnvsPicker.js';
+import { ProjectEnvsPicker } from '../../components/EnvsPicker.js';
 import { ModalForm } from '../../components/ModalForm.js';
 import { NameField, TextField } from '../../components/TextField.js';
 import { useSubmit } from '../../hooks.js';
@@ -49,8 +49,6 @@ export function IdentityForm({
   const [cidrs, setCidrs] = useState((identity?.trustedCidrs ?? []).join('\n'));
   const { busy, error, submit } = useSubmit();
   const trusted = parseCidrList(cidrs);
-  const project = projects.find((p) => p.id === projectId);
-  const envChoices = project ? project.envs : [...new Set(projects.flatMap((p) => p.envs))];
   const choose = (id: PresetId) => {
     const p = PRESETS.find((x) => x.id === id)!;
     setPreset(id);
@@ -185,25 +183,14 @@ export function IdentityForm({
           ))}
         </fieldset>
       </Field>
-      <Field label="Project" name="projectId" error={error}>
-        <select
-          class="input"
-          name="projectId"
-          value={projectId}
-          onChange={(e) => {
-            setProjectId(e.currentTarget.value);
-            setEnvs(['*']);
-          }}
-        >
-          <option value="">All projects (workspace-wide)</option>
-          {projects.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <EnvsPicker envs={envs} onEnvs={setEnvs} choices={envChoices} />
+      <ProjectEnvsPicker
+        projects={projects}
+        projectId={projectId}
+        onProjectId={setProjectId}
+        envs={envs}
+        onEnvs={setEnvs}
+        error={error}
+      />
       <Field
         label="Token lifetime (seconds)"
         name="ttlSeconds"

@@ -2,7 +2,7 @@ import type { Project } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { type CreateTokenBody, createToken } from '../../api/tokens.js';
 import { CidrField } from '../../components/CidrField.js';
-import { EnvsPicker } from '../../components/EnvsPicker.js';
+import { ProjectEnvsPicker } from '../../components/EnvsPicker.js';
 import { ModalForm } from '../../components/ModalForm.js';
 import { NameField } from '../../components/TextField.js';
 import { useSubmit } from '../../hooks.js';
@@ -35,8 +35,6 @@ export function CreateTokenDialog({
   const [cidrs, setCidrs] = useState('');
   const { busy, error, submit } = useSubmit();
   const trusted = parseCidrList(cidrs);
-  const project = projects.find((p) => p.id === projectId);
-  const envChoices = project ? project.envs : [...new Set(projects.flatMap((p) => p.envs))];
   return (
     <ModalForm
       title="New access token"
@@ -83,25 +81,14 @@ export function CreateTokenDialog({
           : `${scope} pulls every value in plain text, secrets included, from the environments it reaches where you have read or write, even where this dashboard shows you those values masked. It cannot push.`}{' '}
         A token never does more than you can: it stops at your own permissions.
       </p>
-      <Field label="Project" name="projectId" error={error}>
-        <select
-          class="input"
-          name="projectId"
-          value={projectId}
-          onChange={(e) => {
-            setProjectId(e.currentTarget.value);
-            setEnvs(['*']);
-          }}
-        >
-          <option value="">All projects (workspace-wide)</option>
-          {projects.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <EnvsPicker envs={envs} onEnvs={setEnvs} choices={envChoices} />
+      <ProjectEnvsPicker
+        projects={projects}
+        projectId={projectId}
+        onProjectId={setProjectId}
+        envs={envs}
+        onEnvs={setEnvs}
+        error={error}
+      />
       <Field label="Expires" name="expiresIn" error={error}>
         <select
           class="input"
