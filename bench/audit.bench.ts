@@ -37,6 +37,9 @@ const N = Number(process.env.BENCH_AUDIT_ENTRIES ?? 10_000_000);
 const SAMPLES = Number(process.env.BENCH_AUDIT_SAMPLES ?? 15);
 const PULLS = Number(process.env.BENCH_AUDIT_PULLS ?? 300);
 const PRUNE = Math.min(N, Number(process.env.BENCH_AUDIT_PRUNE ?? 1_000_000));
+/** Audited pulls written through the server to measure what one costs on disk, from this many tokens. */
+const SIZE_PULLS = Number(process.env.BENCH_AUDIT_SIZE_PULLS ?? 20_000);
+const SIZE_TOKENS = 50;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PER_DAY = 1_400_000;
 
@@ -45,6 +48,62 @@ const stats = (times: number[]) => {
   return { median: s[s.length >> 1]!, p99: s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]! };
 };
 const ms = (x: number) => `${x.toFixed(1).padStart(7)} ms`;
+
+/**
+ * Where an entry's bytes go: the table and each of its indexes (SQLite: the dbstat virtual table, pages
+ * included with their free space; PostgreSQL: pg_relation_size), and each column's average stored size.
+ */
+async function breakdown(app: TestApp, entries: number) {
+  const db = app.db.db;
+  const per = (bytes: number) => (bytes / entries).toFixed(1).padStart(7);
+  let objects: { name: string; bytes: number }[];
+  let columns: { name: string; bytes: number }[];
+  const names = (
+    await db
+      .selectFrom('audit_logs')
+      .selectAll()
+      .limit(1)
+      .execute()
+      .then((r) => Object.keys(r[0] ?? {}))
+  ).filter(Boolean);
+  if (app.db.dialect === 'sqlite') {
+    objects = (
+      await sql<{ name: string; bytes: number }>`select name, sum(pgsize) as bytes from dbstat
+        where name = 'audit_logs' or name in (select name from sqlite_master where tbl_name = 'audit_logs' and type = 'index')
+        group by name order by name = 'audit_logs' desc, name`.execute(db)
+    ).rows;
+    // What each value takes in the record: integers by their size class, text and blobs by their length.
+    const size = (c: string) =>
+      sql`avg(case typeof(${sql.ref(c)}) when 'null' then 0 when 'integer' then (case when abs(${sql.ref(c)}) < 2 then 0 when abs(${sql.ref(c)}) < 128 then 1 when abs(${sql.ref(c)}) < 32768 then 2 when abs(${sql.ref(c)}) < 8388608 then 3 when abs(${sql.ref(c)}) < 2147483648 then 4 when abs(${sql.ref(c)}) < 140737488355328 then 6 else 8 end) else length(cast(${sql.ref(c)} as blob)) end)`;
+    const row = (
+      await sql<
+        Record<string, number>
+      >`select ${sql.join(names.map((c) => sql`${size(c)} as ${sql.ref(c)}`))} from audit_logs`.execute(db)
+    ).rows[0]!;
+    columns = names.map((name) => ({ name, bytes: Number(row[name]) }));
+  } else {
+    objects = (
+      await sql<{
+        name: string;
+        bytes: string;
+      }>`select c.relname as name, pg_relation_size(c.oid) as bytes from pg_class c
+        where c.oid = 'audit_logs'::regclass or c.oid in (select indexrelid from pg_index where indrelid = 'audit_logs'::regclass)
+        order by c.relkind <> 'r', c.relname`.execute(db)
+    ).rows.map((r) => ({ name: r.name, bytes: Number(r.bytes) }));
+    const row = (
+      await sql<
+        Record<string, string>
+      >`select ${sql.join(names.map((c) => sql`avg(coalesce(pg_column_size(${sql.ref(c)}), 0)) as ${sql.ref(c)}`))}, avg(pg_column_size(a.*)) as whole from audit_logs a`.execute(
+        db,
+      )
+    ).rows[0]!;
+    columns = [...names, 'whole'].map((name) => ({ name, bytes: Number(row[name]) }));
+  }
+  console.log(`  bytes per entry, by object (${entries.toLocaleString('en')} entries):`);
+  for (const o of objects) console.log(`    ${o.name.padEnd(36)} ${per(o.bytes)}`);
+  console.log(`    ${'total'.padEnd(36)} ${per(objects.reduce((s, o) => s + o.bytes, 0))}`);
+  console.log(`  average stored size per column: ${columns.map((c) => `${c.name} ${c.bytes.toFixed(1)}`).join(', ')}`);
+}
 
 async function bench(dialect: 'sqlite' | 'postgres') {
   const schema = dialect === 'postgres' ? await freshPgSchema(PG_URL) : null;
@@ -89,6 +148,39 @@ async function bench(dialect: 'sqlite' | 'postgres') {
       await sql`pragma wal_checkpoint(truncate)`.execute(app.db.db);
       return statSync(join(app.dataDir, 'svcenv.db')).size;
     };
+
+    // What an audited pull costs on disk, written as the server writes it: SIZE_PULLS pulls (200, each
+    // audited) by SIZE_TOKENS tokens in turn, 8 in flight, on the otherwise empty log; the growth of the
+    // database (SQLite: the file after a checkpoint; PostgreSQL: audit_logs with its indexes).
+    if (SIZE_PULLS > 0) {
+      const tokens = [token];
+      while (tokens.length < SIZE_TOKENS) tokens.push((await createToken(app, owner.jwt, { scope: 'read' })).token);
+      const entriesBefore = Number(
+        (await sql<{ n: number }>`select count(*) as n from audit_logs`.execute(app.db.db)).rows[0]!.n,
+      );
+      const before = await size();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < SIZE_PULLS) {
+            const i = next++;
+            const res = await app.request('GET', pullPath, { token: tokens[i % tokens.length] });
+            if (res.status !== 200) throw new Error(`pull: ${res.status} ${res.text}`);
+          }
+        }),
+      );
+      const after = await size();
+      const written =
+        Number((await sql<{ n: number }>`select count(*) as n from audit_logs`.execute(app.db.db)).rows[0]!.n) -
+        entriesBefore;
+      console.log(
+        `\n--- ${dialect}: ${written.toLocaleString('en')} audited pulls through the server: ${((after - before) / written).toFixed(0)} bytes on disk each`,
+      );
+      await breakdown(app, written + entriesBefore);
+      await sql`delete from audit_logs`.execute(app.db.db);
+      if (dialect === 'postgres') await sql`vacuum full audit_logs`.execute(app.db.db);
+      else await sql`vacuum`.execute(app.db.db);
+    }
     const sizeBefore = await size();
 
     // The fill: entry i (1..N) at `start + i * span / N`, newest last, so that the log ends now.
@@ -121,7 +213,7 @@ async function bench(dialect: 'sqlite' | 'postgres') {
         : sql`printf('00000000-0000-4000-8000-%012d', ${sql.raw(i)} % 1000)`;
     const at = (i: string) =>
       dialect === 'postgres'
-        ? sql`to_char(to_timestamp((${start}::float8 + ${sql.raw(i)} * ${spanMs / N}::float8) / 1000.0) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+        ? sql`date_trunc('milliseconds', to_timestamp((${start}::float8 + ${sql.raw(i)} * ${spanMs / N}::float8) / 1000.0))`
         : sql`strftime('%Y-%m-%dT%H:%M:%fZ', (${start} + ${sql.raw(i)} * ${spanMs / N}) / 1000.0, 'unixepoch')`;
     const rows = (i: string) => sql`select ${ws}, ${p.id},
         case when ${sql.raw(i)} % 1000000 = 500000 then 'token.create' when ${sql.raw(i)} % 10000 = 0 then 'var.update' else 'vars.pull' end,
@@ -150,7 +242,8 @@ async function bench(dialect: 'sqlite' | 'postgres') {
     console.log(
       `\n--- ${dialect}: ${N.toLocaleString('en')} entries filled in ${((filled - t0) / 1000).toFixed(0)} s, indexes built in ${((indexed - filled) / 1000).toFixed(0)} s`,
     );
-    console.log(`bytes on disk per entry (rows and every index): ${bytes.toFixed(0)}`);
+    console.log(`bytes on disk per entry (rows and every index, freshly built): ${bytes.toFixed(0)}`);
+    await breakdown(app, N);
 
     // First pages. The rare action: 'token.create' (N / 1,000,000 entries); the rare actor: the owner (one in
     // 10,000); the old narrow window: one hour at a tenth of the log's age.
@@ -249,5 +342,7 @@ async function bench(dialect: 'sqlite' | 'postgres') {
   }
 }
 
-await bench('sqlite');
-if (process.env.BENCH_AUDIT_SQLITE_ONLY !== 'true') await bench('postgres');
+// BENCH_AUDIT_DB=sqlite or postgres runs one (BENCH_AUDIT_SQLITE_ONLY=true: SQLite alone, as before).
+const only = process.env.BENCH_AUDIT_DB ?? (process.env.BENCH_AUDIT_SQLITE_ONLY === 'true' ? 'sqlite' : undefined);
+if (only !== 'postgres') await bench('sqlite');
+if (only !== 'sqlite') await bench('postgres');

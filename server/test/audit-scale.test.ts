@@ -5,10 +5,21 @@
 import { auditPage, sessionResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { presentAuditEntry, selectAuditEntries } from '../src/db/audit-entries.js';
+import * as compactKeys from '../src/db/migrations/2026-11-29T00-audit-compact-keys.js';
 import { pruneAudit } from '../src/jobs/audit-prune.js';
 import { DAY_MS, ManualClock } from '../src/lib/clock.js';
 import { type AuditFilters, auditPageQuery } from '../src/services/core/audit.js';
-import { dialectName, explainPlan, signupUser, startApp, type TestApp } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  explainPlan,
+  signupUser,
+  startApp,
+  type TestApp,
+  upsert,
+} from './harness.js';
 
 const WS = '00000000-0000-4000-8000-000000000001';
 const PROJECT = '00000000-0000-4000-8000-000000000002';
@@ -174,6 +185,81 @@ describe(`audit retention (${dialectName})`, () => {
     expect(await pruneAudit({ ...deps, holder: 'instance-b' })).toEqual([
       { workspaceId: owner.workspaceId, deleted: 1 },
     ]);
+  });
+});
+
+describe(`audit compact keys (${dialectName})`, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app.stop());
+
+  it('entries written before migration 2026-11-29T00-audit-compact-keys read the same after it', async () => {
+    const owner = await signupUser(app, 'Olivia');
+    const p = await createProject(app, owner.jwt, { name: 'before' });
+    await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
+    const { token } = await createToken(app, owner.jwt, { scope: 'read' });
+    // Back to the text keys (and, on PostgreSQL, created_at as text), as a database of before the migration.
+    await compactKeys.down(app.db.db, app.db.dialect);
+    // Entries written then, by the writers as they are: a pull (the group commit), and rows of every shape,
+    // with ties in time and no project or actor.
+    const pull = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
+    expect(pull.status, pull.text).toBe(200);
+    const { workspace_id } = await app.db.db
+      .selectFrom('projects')
+      .select('workspace_id')
+      .where('id', '=', p.id)
+      .executeTakeFirstOrThrow();
+    const at = '2026-02-03T04:05:06.789Z';
+    await app.db.insertAuditRows(
+      Array.from({ length: 5 }, (_, i) => ({
+        workspace_id,
+        project_id: i % 2 ? p.id : null,
+        action: i % 2 ? 'var.update' : 'token.create',
+        target_key: i % 2 ? 'A' : null,
+        target_env: i % 2 ? 'dev' : null,
+        actor_id: i === 4 ? null : owner.user.id,
+        actor_type: 'user' as const,
+        detail: i === 3 ? null : JSON.stringify({ i }),
+        created_at: i < 3 ? at : new Date(Date.parse(at) + i).toISOString(),
+      })),
+    );
+    const read = async () =>
+      (await selectAuditEntries(app.db.db).where('a.workspace_id', '=', workspace_id).orderBy('a.id').execute()).map(
+        presentAuditEntry,
+      );
+    const before = await read();
+    expect(before.length).toBeGreaterThan(7);
+
+    await compactKeys.up(app.db.db, app.db.dialect);
+    expect(await read()).toEqual(before);
+    // And through the API, page by page, newest first by (createdAt, id), filters on the compact keys.
+    const pages = async (query: string) => {
+      const out: unknown[] = [];
+      let cursor = '';
+      do {
+        const res = await app.request(
+          'GET',
+          `/v1/workspace/audit?limit=2${query}${cursor ? `&cursor=${cursor}` : ''}`,
+          {
+            token: owner.jwt,
+            schema: auditPage,
+          },
+        );
+        expect(res.status, res.text).toBe(200);
+        out.push(...res.body.logs);
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      return out;
+    };
+    const newestFirst = [...before].sort((x, y) => y.createdAt.localeCompare(x.createdAt) || y.id - x.id);
+    expect(await pages('')).toEqual(newestFirst);
+    expect(await pages(`&actor=${owner.user.id}&from=${at}&to=2026-02-03T04:05:06.790Z`)).toEqual(
+      newestFirst.filter(
+        (e) => e.actorId === owner.user.id && e.createdAt <= '2026-02-03T04:05:06.790Z' && e.createdAt >= at,
+      ),
+    );
   });
 });
 

@@ -35,9 +35,12 @@ const insertAll = db.transaction((batches) => {
 });
 
 // D64 retention: one batch of a workspace's oldest entries before the cutoff, in its own short transaction.
-// Run here, between group commits, it never holds the write lock against this thread's own inserts.
+// Run here, between group commits, it never holds the write lock against this thread's own inserts. The
+// index's keys are expressions (migration 2026-11-29T00-audit-compact-keys), spelled here as
+// db/audit-keys.ts spells them.
+const ms = (x) => `cast(round(unixepoch(${x}, 'subsec') * 1000) as integer)`;
 const prune = db.prepare(
-  'delete from audit_logs where id in (select id from audit_logs indexed by audit_logs_ws_at where workspace_id = ? and created_at < ? order by created_at limit ?)',
+  `delete from audit_logs where id in (select id from audit_logs indexed by audit_logs_ws_at where unhex(workspace_id, '-') = unhex(?, '-') and ${ms('created_at')} < ${ms('?')} order by ${ms('created_at')} limit ?)`,
 );
 
 // Group commit: every batch that arrived while the previous commit was syncing goes into the next one. If

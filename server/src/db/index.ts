@@ -14,6 +14,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
+import { auditIdKey, auditIdValue } from './audit-keys.js';
 import { enableEpochCache } from './epoch-cache.js';
 import * as initial from './migrations/2026-11-22T00-initial.js';
 import * as jobs from './migrations/2026-11-22T01-jobs.js';
@@ -33,6 +34,7 @@ import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
 import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
+import * as auditCompactKeys from './migrations/2026-11-29T00-audit-compact-keys.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -53,6 +55,12 @@ export interface DbHandle {
 
 /** Bigint columns (audit and history ids) come back as numbers; they stay far below 2^53. */
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+/**
+ * `timestamptz` columns (only audit_logs.created_at, migration 2026-11-29T00-audit-compact-keys) come back as
+ * the `Date#toISOString` text every other time column holds, whatever the session's time zone.
+ */
+const parseTimestamptz = pg.types.getTypeParser(1184);
+pg.types.setTypeParser(1184, (v) => (parseTimestamptz(v) as Date).toISOString());
 
 /**
  * Opens the embedded SQLite database in `dataDir` (D1) or PostgreSQL at `databaseUrl` (D2).
@@ -75,7 +83,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
             eb
               .selectFrom('audit_logs')
               .select('id')
-              .where('workspace_id', '=', workspaceId)
+              .where(auditIdKey('postgres', 'workspace_id'), '=', auditIdValue('postgres', workspaceId))
               .where('created_at', '<', cutoff)
               .orderBy('created_at')
               .limit(limit),
@@ -213,6 +221,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
     '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },
     '2026-11-28T00-instance-admin': { up: instanceAdmin.up, down: instanceAdmin.down },
+    '2026-11-29T00-audit-compact-keys': {
+      up: (db) => auditCompactKeys.up(db, dialect),
+      down: (db) => auditCompactKeys.down(db, dialect),
+    },
   };
 }
 

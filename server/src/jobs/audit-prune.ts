@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { auditIdKey, auditIdValue, auditTimeKey, auditTimeValue } from '../db/audit-keys.js';
 import type { Db, DbHandle } from '../db/index.js';
 import { type Clock, DAY_MS } from '../lib/clock.js';
 import type { JobQueue } from './queue.js';
@@ -34,7 +36,7 @@ const LEASE_MS = 50_000;
 const LEASE = 'audit-prune';
 
 export interface AuditPruneDeps {
-  handle: Pick<DbHandle, 'db' | 'pruneAuditBatch' | 'insertAuditRows'>;
+  handle: Pick<DbHandle, 'db' | 'dialect' | 'pruneAuditBatch' | 'insertAuditRows'>;
   clock: Clock;
   retentionDays: number;
   /** This instance, in the lease. */
@@ -44,7 +46,7 @@ export interface AuditPruneDeps {
 
 /** One run; returns what it deleted per workspace (empty when another instance holds the lease). */
 export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: string; deleted: number }[]> {
-  const { db } = deps.handle;
+  const { db, dialect } = deps.handle;
   const now = deps.clock.now();
   if (!(await claimLease(db, deps.holder, now))) return [];
   const cutoff = new Date(now.getTime() - deps.retentionDays * DAY_MS).toISOString();
@@ -56,8 +58,9 @@ export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: s
         eb
           .selectFrom('audit_logs as a')
           .select('a.id')
-          .whereRef('a.workspace_id', '=', 'w.id')
-          .where('a.created_at', '<', cutoff),
+          // audit_logs_ws_at's keys (db/audit-keys.ts).
+          .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, sql.ref('w.id')))
+          .where(auditTimeKey(dialect, 'a.created_at'), '<', auditTimeValue(dialect, cutoff)),
       ),
     )
     .orderBy('w.id')

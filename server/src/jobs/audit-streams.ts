@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { AUDIT_STREAM_BATCH, AUDIT_STREAM_EVENT } from '@svcenv/contract';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { presentAuditEntry, selectAuditEntries } from '../db/audit-entries.js';
+import { auditIdKey, auditIdValue } from '../db/audit-keys.js';
 import type { Db, Dialect } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
@@ -177,7 +178,7 @@ export class AuditStreamer implements BackgroundWorker {
   }
 
   private async startDue(): Promise<void> {
-    const { db, clock, withDb } = this.deps;
+    const { db, clock, dialect, withDb } = this.deps;
     const free = STREAM_CONCURRENCY - this.inFlight.size;
     if (free <= 0) return;
     const now = clock.now().toISOString();
@@ -206,7 +207,8 @@ export class AuditStreamer implements BackgroundWorker {
           exists(
             selectFrom('audit_logs as a')
               .select('a.id')
-              .whereRef('a.workspace_id', '=', 's.workspace_id')
+              // audit_logs_ws_id's key (db/audit-keys.ts).
+              .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, sql.ref('s.workspace_id')))
               .whereRef('a.id', '>', 's.cursor')
               .where('a.id', '<=', upTo),
           ),
@@ -253,10 +255,10 @@ export class AuditStreamer implements BackgroundWorker {
 
   /** One batch; true when it was full and acknowledged. */
   private async send(s: Leased, upTo: number): Promise<boolean> {
-    const { db, clock, withDb } = this.deps;
+    const { db, clock, dialect, withDb } = this.deps;
     const rows = await withDb(() =>
       selectAuditEntries(db)
-        .where('a.workspace_id', '=', s.workspace_id)
+        .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, s.workspace_id))
         .where('a.id', '>', s.cursor)
         .where('a.id', '<=', upTo)
         .orderBy('a.id')

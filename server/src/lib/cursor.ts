@@ -29,7 +29,11 @@ export function decodeAuditCursor(cursor: string | undefined): { createdAt?: str
   if (sep < 0) return { id: decodeCursor(cursor)! };
   const createdAt = text.slice(0, sep);
   const id = Number(text.slice(sep + 1));
-  if (!ISO_INSTANT.test(createdAt) || !Number.isSafeInteger(id) || id <= 0) {
+  // A time that reads back the same: it is compared as a time (a timestamptz on PostgreSQL), and 2026-13-45
+  // would otherwise fail there instead of being refused here.
+  const at = new Date(createdAt);
+  const valid = ISO_INSTANT.test(createdAt) && !Number.isNaN(at.getTime()) && at.toISOString() === createdAt;
+  if (!valid || !Number.isSafeInteger(id) || id <= 0) {
     throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
   }
   return { createdAt, id };

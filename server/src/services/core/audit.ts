@@ -1,5 +1,6 @@
-import { CompiledQuery, type InferResult, type Insertable } from 'kysely';
+import { CompiledQuery, type InferResult, type Insertable, sql } from 'kysely';
 import { presentAuditEntry, selectAuditEntries } from '../../db/audit-entries.js';
+import { auditIdKey, auditIdValue, auditTimeKey, auditTimeValue } from '../../db/audit-keys.js';
 import type { Db, Dialect } from '../../db/index.js';
 import type { AuditLogsTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -79,20 +80,27 @@ export function auditPageQuery(
   limit: number,
   before: { createdAt: string; id: number } | null,
 ) {
-  let q = selectAuditEntries(db);
-  q = scope.projectId
-    ? q.where('a.project_id', '=', scope.projectId)
-    : q.where('a.workspace_id', '=', scope.workspaceId);
-  if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
-  if (filters.actor !== undefined) q = q.where('a.actor_id', '=', filters.actor);
-  // created_at is always Date#toISOString (auditRow above): as text it sorts as time does.
-  if (filters.from !== undefined) q = q.where('a.created_at', '>=', filters.from);
-  if (filters.to !== undefined) q = q.where('a.created_at', '<=', filters.to);
-  if (before !== null) {
-    q = q.where((eb) => eb(eb.refTuple('a.created_at', 'a.id'), '<', eb.tuple(before.createdAt, before.id)));
-  }
-  const built = q.orderBy('a.created_at', 'desc').orderBy('a.id', 'desc').limit(limit);
   const index = auditIndex(scope, filters);
+  // Each index keys ids and times by the expressions of db/audit-keys.ts; `audit_logs_project_at` keeps
+  // `project_id` plain (it serves the foreign key's cascade too).
+  const id = (column: string, value: string) =>
+    sql<boolean>`${auditIdKey(dialect, column)} = ${auditIdValue(dialect, value)}`;
+  const time = auditTimeKey(dialect, 'a.created_at');
+  let q = selectAuditEntries(db);
+  if (!scope.projectId) q = q.where(id('a.workspace_id', scope.workspaceId));
+  else if (index === 'audit_logs_project_at') q = q.where('a.project_id', '=', scope.projectId);
+  else q = q.where(id('a.project_id', scope.projectId));
+  if (filters.action !== undefined) q = q.where('a.action', '=', filters.action);
+  if (filters.actor !== undefined) q = q.where(id('a.actor_id', filters.actor));
+  // created_at is always Date#toISOString (auditRow above); the bounds are instants (contract).
+  if (filters.from !== undefined) q = q.where(time, '>=', auditTimeValue(dialect, filters.from));
+  if (filters.to !== undefined) q = q.where(time, '<=', auditTimeValue(dialect, filters.to));
+  if (before !== null) {
+    q = q.where(
+      sql<boolean>`(${time}, ${sql.ref('a.id')}) < (${auditTimeValue(dialect, before.createdAt)}, ${before.id})`,
+    );
+  }
+  const built = q.orderBy(time, 'desc').orderBy('a.id', 'desc').limit(limit);
   const compile = (): CompiledQuery<InferResult<typeof built>[number]> => {
     const c = built.compile();
     if (dialect !== 'sqlite') return c;
@@ -106,7 +114,7 @@ export function auditPageQuery(
   return { index, compile, execute: async () => (await db.executeQuery(compile())).rows };
 }
 
-/** The index of migration 2026-11-27T00-audit-search that serves these filters in this scope. */
+/** The index (migration 2026-11-29T00-audit-compact-keys) that serves these filters in this scope. */
 export function auditIndex(scope: { projectId?: string | undefined }, filters: AuditFilters): string {
   const actor = filters.actor !== undefined ? '_actor' : '';
   const action = filters.action !== undefined ? '_action' : '';

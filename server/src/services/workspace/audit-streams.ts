@@ -1,5 +1,6 @@
 import type { AuditStream } from '@svcenv/contract';
 import { sql } from 'kysely';
+import { auditIdKey, auditIdValue } from '../../db/audit-keys.js';
 import { auditIdHighWater } from '../../jobs/audit-streams.js';
 import { notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -32,7 +33,8 @@ export async function listAuditStreams(ctx: Ctx): Promise<AuditStream[]> {
       eb
         .selectFrom('audit_logs as a')
         .select(sql<number>`count(*)`.as('n'))
-        .whereRef('a.workspace_id', '=', 's.workspace_id')
+        // audit_logs_ws_id's key (db/audit-keys.ts).
+        .where(auditIdKey(deps.dialect, 'a.workspace_id'), '=', auditIdValue(deps.dialect, sql.ref('s.workspace_id')))
         .whereRef('a.id', '>', 's.cursor')
         .as('pending'),
     )
