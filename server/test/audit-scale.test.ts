@@ -8,6 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { presentAuditEntry, selectAuditEntries } from '../src/db/audit-entries.js';
 import * as compactKeys from '../src/db/migrations/2026-11-29T00-audit-compact-keys.js';
 import { pruneAudit } from '../src/jobs/audit-prune.js';
+import { streamBatchQuery } from '../src/jobs/audit-streams.js';
 import { DAY_MS, ManualClock } from '../src/lib/clock.js';
 import { type AuditFilters, auditPageQuery } from '../src/services/core/audit.js';
 import {
@@ -83,6 +84,27 @@ describe(`audit search plans (${dialectName})`, () => {
       });
     }
   }
+});
+
+describe(`audit stream reads (${dialectName})`, () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app.stop());
+
+  it("a stream's batch is read off audit_logs_ws_id in id order, no sort, no scan (D65)", async () => {
+    const plan = await explainPlan(app.db, streamBatchQuery(app.db.db, app.db.dialect, WS, 1000, 2000), {
+      forceIndexes: true,
+    });
+    if (app.db.dialect === 'sqlite') {
+      expect(plan).toMatch(/SEARCH a USING INDEX audit_logs_ws_id \(<expr>=\? AND rowid>\? AND rowid<\?\)/);
+      expect(plan).not.toMatch(/TEMP B-TREE|SCAN a\b/);
+    } else {
+      expect(plan).toMatch(/Index Scan using audit_logs_ws_id on audit_logs a/);
+      expect(plan).not.toMatch(/Sort|Seq Scan on audit_logs/);
+    }
+  });
 });
 
 describe(`audit retention (${dialectName})`, () => {

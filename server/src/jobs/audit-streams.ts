@@ -106,6 +106,19 @@ export class AuditWatermark {
   }
 }
 
+/**
+ * A stream's next batch: its workspace's entries after its cursor, in id order, read off audit_logs_ws_id (the
+ * index's key as db/audit-keys.ts spells it; server/test/audit-scale.test.ts checks the plan).
+ */
+export function streamBatchQuery(db: Db, dialect: Dialect, workspaceId: string, cursor: number, upTo: number) {
+  return selectAuditEntries(db)
+    .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, workspaceId))
+    .where('a.id', '>', cursor)
+    .where('a.id', '<=', upTo)
+    .orderBy('a.id')
+    .limit(AUDIT_STREAM_BATCH);
+}
+
 interface Leased {
   id: string;
   workspace_id: string;
@@ -256,15 +269,7 @@ export class AuditStreamer implements BackgroundWorker {
   /** One batch; true when it was full and acknowledged. */
   private async send(s: Leased, upTo: number): Promise<boolean> {
     const { db, clock, dialect, withDb } = this.deps;
-    const rows = await withDb(() =>
-      selectAuditEntries(db)
-        .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, s.workspace_id))
-        .where('a.id', '>', s.cursor)
-        .where('a.id', '<=', upTo)
-        .orderBy('a.id')
-        .limit(AUDIT_STREAM_BATCH)
-        .execute(),
-    );
+    const rows = await withDb(() => streamBatchQuery(db, dialect, s.workspace_id, s.cursor, upTo).execute());
     const mine = (eb: ExpressionBuilder<Database, 'audit_streams'>) =>
       eb.and([eb('id', '=', s.id), eb('lease_owner', '=', this.owner), eb('cursor', '=', s.cursor)]);
     if (rows.length === 0) {
