@@ -274,6 +274,9 @@ async function bench(dialect: 'sqlite' | 'postgres') {
         { actor: owner.user.id, action: 'var.update', from: windowFrom, to: windowTo },
       ],
     ];
+    // On SQLite the fill and the index builds held this process's event loop for minutes: the client's pooled
+    // keep-alive connection may have been closed by the server meanwhile, and its first reuse reset.
+    await app.request('GET', pullPath, { token }).catch(() => undefined);
     let floor = 0;
     for (const [label, project, q] of cases) {
       const url = `${project ? `/v1/projects/${p.id}/audit` : '/v1/workspace/audit'}?${new URLSearchParams({ limit: '50', ...q })}`;

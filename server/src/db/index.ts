@@ -70,6 +70,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    let lastPrune: { workspaceId: string; cutoff: string; createdAt: string } | null = null;
     return {
       db,
       dialect: 'postgres',
@@ -77,19 +78,30 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
         await db.insertInto('audit_logs').values(rows).execute();
       },
       pruneAuditBatch: async (workspaceId, cutoff, limit) => {
-        const r = await db
+        // PostgreSQL keeps a deleted entry in the indexes until vacuum, so each batch of a run would walk
+        // every entry the run deleted before it (a 100-row batch took 20 ms after 377,000: bench/audit.bench.ts).
+        // The previous batch of the same run (same workspace and cutoff) deleted everything before its latest
+        // time, so the next starts there.
+        const from = lastPrune?.workspaceId === workspaceId && lastPrune.cutoff === cutoff ? lastPrune.createdAt : null;
+        const deleted = await db
           .deleteFrom('audit_logs')
-          .where('id', 'in', (eb) =>
-            eb
+          .where('id', 'in', (eb) => {
+            let q = eb
               .selectFrom('audit_logs')
               .select('id')
               .where(auditIdKey('postgres', 'workspace_id'), '=', auditIdValue('postgres', workspaceId))
-              .where('created_at', '<', cutoff)
-              .orderBy('created_at')
-              .limit(limit),
-          )
-          .executeTakeFirst();
-        return Number(r.numDeletedRows);
+              .where('created_at', '<', cutoff);
+            if (from !== null) q = q.where('created_at', '>=', from);
+            return q.orderBy('created_at').limit(limit);
+          })
+          .returning('created_at')
+          .execute();
+        const latest = deleted.reduce<string | null>(
+          (m, r) => (m === null || r.created_at > m ? r.created_at : m),
+          null,
+        );
+        if (latest !== null) lastPrune = { workspaceId, cutoff, createdAt: latest };
+        return deleted.length;
       },
       close: () => db.destroy(),
     };
