@@ -139,8 +139,10 @@ export const SSO_ERRORS = [
   'expired',
   /** The identity provider answered with an error (the person cancelled, or was refused there). */
   'idp_error',
-  /** The workspace no longer has single sign-on, or its provider could not be reached. */
+  /** The workspace no longer has single sign-on. */
   'not_configured',
+  /** The identity provider's discovery document could not be fetched (or names another issuer). */
+  'idp_unavailable',
   'token_exchange_failed',
   'invalid_id_token',
   'email_not_verified',
