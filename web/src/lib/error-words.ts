@@ -122,7 +122,9 @@ const SSO_ERROR_WORDS: Record<SsoError, string> = {
   seat_limit:
     'The workspace has no free seat for a new member on its plan. Ask a workspace Owner to free a seat or change the plan.',
   not_configured:
-    'Single sign-on is not set up for this workspace any more, or its identity provider could not be reached. Try again later, or ask a workspace Owner.',
+    'Single sign-on is not set up for this workspace any more. Log in with your password, or ask a workspace Owner.',
+  idp_unavailable:
+    'Your identity provider could not be reached. Try again in a few minutes; if it keeps failing, ask a workspace Owner to test the single sign-on connection in Settings.',
   server_error: 'Something went wrong on the server while signing you in. Try again in a moment.',
 };
 

@@ -120,6 +120,17 @@ function SsoForm({ config, onChanged }: { config: SsoConfig | null; onChanged: (
           </div>
         </Field>
 
+        {config && (
+          <Field label="Sign-in link" hint="Your people can bookmark this to sign in without typing their email.">
+            <div class="once-row">
+              <code class="sso-uri" data-testid="sso-login-url" data-copy-source={config.loginUrl.slice(0, 16)}>
+                {config.loginUrl}
+              </code>
+              <CopyButton text={config.loginUrl} />
+            </div>
+          </Field>
+        )}
+
         <div class="sso-fields">
           <TextField
             label="Issuer URL"
