@@ -122,6 +122,9 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
   const [email, setEmail] = useState(invited);
   const [password, setPassword] = useState('');
   const { busy, error, submit } = useSubmit();
+  // D63 enforce: such an address gets its account from its first single sign-on, not from this form.
+  const ssoRequired = error instanceof ApiError && error.code === 'SSO_REQUIRED';
+  const fieldError = ssoRequired ? undefined : error;
   return (
     <form
       class="stack"
@@ -136,20 +139,24 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
         autocomplete="name"
         value={name}
         onValue={setName}
-        error={error}
+        error={fieldError}
         required
         autofocus
       />
-      <EmailField label="Work email" autocomplete="email" value={email} onValue={setEmail} error={error} />
+      <EmailField label="Work email" autocomplete="email" value={email} onValue={setEmail} error={fieldError} />
       <PasswordField
         label="Password"
         name="password"
         {...NEW_PASSWORD}
         value={password}
         onValue={setPassword}
-        error={error}
+        error={fieldError}
       />
-      <FormError error={error} fields={['name', 'email', 'password']} />
+      {ssoRequired ? (
+        <SsoRequired email={email} next={next} />
+      ) : (
+        <FormError error={error} fields={['name', 'email', 'password']} />
+      )}
       <Button type="submit" variant="primary" busy={busy}>
         Create account
       </Button>

@@ -142,8 +142,7 @@ function SsoForm({ config, onChanged }: { config: SsoConfig | null; onChanged: (
             required
             hint={
               <>
-                As the provider names itself, e.g. <code>https://id.example.com/realms/acme</code>; svcenv reads{' '}
-                <code>/.well-known/openid-configuration</code> under it.
+                Exactly as the provider names itself, e.g. <code>https://id.example.com/realms/acme</code>.
               </>
             }
           />
@@ -182,7 +181,7 @@ function SsoForm({ config, onChanged }: { config: SsoConfig | null; onChanged: (
             label="Email domains"
             name="domains"
             error={error}
-            hint="Separated by commas or new lines, e.g. example.com. Each domain belongs to one workspace only."
+            hint="Separated by commas or new lines, e.g. example.com. A new domain must be that of your own verified email (an instance administrator may add any); each belongs to one workspace only."
           >
             <textarea
               class="input"
