@@ -33,6 +33,7 @@ import * as auditStreams from './migrations/2026-11-27T20-audit-streams.js';
 import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
+import * as singleSignOn from './migrations/2026-11-29T00-single-sign-on.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -213,6 +214,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '2026-11-28T00-webhook-project': { up: webhookProject.up, down: webhookProject.down },
     '2026-11-28T20-unchanged-pull-audits': { up: unchangedPullAudits.up, down: unchangedPullAudits.down },
     '2026-11-28T00-instance-admin': { up: instanceAdmin.up, down: instanceAdmin.down },
+    '2026-11-29T00-single-sign-on': { up: singleSignOn.up, down: singleSignOn.down },
   };
 }
 
