@@ -43,10 +43,13 @@ export function LoginForm({
   next = '/projects',
   email: invited = '',
   onEmail,
+  onSsoRequired,
 }: {
   next?: string;
   email?: string;
   onEmail?: (email: string) => void;
+  /** Told whether the last attempt was refused with SSO_REQUIRED (the page then offers SSO once, here). */
+  onSsoRequired?: (required: boolean) => void;
 }) {
   const [ownEmail, setOwnEmail] = useState(invited);
   const email = onEmail ? invited : ownEmail;
@@ -86,6 +89,7 @@ export function LoginForm({
   // D63 enforce: an address whose workspace signs in by single sign-on gets the explanation and that way in.
   const ssoRequired = error instanceof ApiError && error.code === 'SSO_REQUIRED';
   const fieldError = ssoRequired ? undefined : error;
+  useEffect(() => onSsoRequired?.(ssoRequired), [ssoRequired, onSsoRequired]);
   return (
     <form
       class="stack"
@@ -180,6 +184,8 @@ export function LoginPage({
   const mode = useSignupMode();
   const [way, setWay] = useState<'password' | 'sso'>('password');
   const [email, setEmail] = useState('');
+  // While the password form shows its own SSO offer (SSO_REQUIRED), the general one below would repeat it.
+  const [ssoRequired, setSsoRequired] = useState(false);
   const after = afterLogin(next ?? null);
   return (
     <AuthCard title="Welcome back" subtitle="Log in to manage your configuration and secrets.">
@@ -193,11 +199,15 @@ export function LoginPage({
         <SsoForm email={email} onEmail={setEmail} next={after} onPassword={() => setWay('password')} />
       ) : (
         <>
-          <LoginForm next={after} email={email} onEmail={setEmail} />
-          <div class="auth-or" aria-hidden="true">
-            <span>or</span>
-          </div>
-          <Button onClick={() => setWay('sso')}>Sign in with SSO</Button>
+          <LoginForm next={after} email={email} onEmail={setEmail} onSsoRequired={setSsoRequired} />
+          {!ssoRequired && (
+            <>
+              <div class="auth-or" aria-hidden="true">
+                <span>or</span>
+              </div>
+              <Button onClick={() => setWay('sso')}>Sign in with SSO</Button>
+            </>
+          )}
         </>
       )}
       <p class="auth-alt">

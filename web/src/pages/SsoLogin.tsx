@@ -106,12 +106,12 @@ export function SsoRequired({ email, next }: { email: string; next?: string }) {
     <div class="alert alert-info sso-required" role="alert" data-testid="sso-required">
       <div class="stack">
         <span>
-          Accounts at <strong>{domainOf(email)}</strong> sign in through your organisation’s identity provider (single
-          sign-on), not with a password.
+          <strong>{email}</strong> signs in through your organisation’s identity provider (single sign-on), not with a
+          password.
         </span>
         <div>
           <Button variant="primary" busy={busy} onClick={start(email)}>
-            Sign in with SSO as {email}
+            Continue with SSO
           </Button>
         </div>
         <FormError error={error} />

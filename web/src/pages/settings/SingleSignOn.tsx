@@ -1,4 +1,5 @@
 import type { SsoConfig, TestSsoResponse } from '@svcenv/contract';
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { deleteSso, getSso, putSso, testSso } from '../../api/sso.js';
 import { ApiError } from '../../api.js';
@@ -111,24 +112,24 @@ function SsoForm({ config, onChanged }: { config: SsoConfig | null; onChanged: (
           {config?.enforce && <Pill tone="warn">Password login refused</Pill>}
         </div>
 
-        <Field label="Redirect URI" hint="Register this at your identity provider as the redirect (callback) URI.">
+        <Group label="Redirect URI" hint="Register this at your identity provider as the redirect (callback) URI.">
           <div class="once-row">
             <code class="sso-uri" data-testid="sso-redirect-uri" data-copy-source={redirectUri.slice(0, 16)}>
               {redirectUri}
             </code>
             <CopyButton text={redirectUri} />
           </div>
-        </Field>
+        </Group>
 
         {config && (
-          <Field label="Sign-in link" hint="Your people can bookmark this to sign in without typing their email.">
+          <Group label="Sign-in link" hint="Your people can bookmark this to sign in without typing their email.">
             <div class="once-row">
               <code class="sso-uri" data-testid="sso-login-url" data-copy-source={config.loginUrl.slice(0, 16)}>
                 {config.loginUrl}
               </code>
               <CopyButton text={config.loginUrl} />
             </div>
-          </Field>
+          </Group>
         )}
 
         <div class="sso-fields">
@@ -168,14 +169,14 @@ function SsoForm({ config, onChanged }: { config: SsoConfig | null; onChanged: (
               hint={config ? 'Leave empty to keep the stored secret.' : 'Stored encrypted; never shown again.'}
             />
           ) : (
-            <Field label="Client secret">
+            <Group label="Client secret">
               <div class="sso-secret">
                 <Pill tone="ok">Stored</Pill>
                 <Button size="sm" onClick={() => setReplacing(true)}>
                   Replace
                 </Button>
               </div>
-            </Field>
+            </Group>
           )}
           <Field
             label="Email domains"
@@ -256,6 +257,20 @@ function SsoForm({ config, onChanged }: { config: SsoConfig | null; onChanged: (
         />
       )}
     </>
+  );
+}
+
+/**
+ * A labelled row that is not a form control's <label>: a <label> around a button (Copy, Replace) would make
+ * its text the button's accessible name.
+ */
+function Group({ label, hint, children }: { label: string; hint?: string; children: ComponentChildren }) {
+  return (
+    <fieldset class="field sso-group">
+      <legend class="field-label">{label}</legend>
+      {children}
+      {hint && <span class="field-hint">{hint}</span>}
+    </fieldset>
   );
 }
 
