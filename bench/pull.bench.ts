@@ -1,10 +1,14 @@
 /**
- * Pull throughput. The real server (SQLite, default settings) in its own process on loopback, driven by
- * autocannon with 10 connections, beside the floor: a bare `node:http` server in another process of its own,
- * answering the same bytes as the pull (what a client sees of the fastest possible server on this machine):
+ * Pull throughput. The real server as `npm start` runs it (dist/server/main.mjs, plain Node, default
+ * settings and logging) in its own process on loopback, driven by autocannon, beside the floor: a bare
+ * `node:http` server in another process of its own, answering the same bytes as the pull (what a client sees
+ * of the fastest possible server on this machine):
  *   1. floor; 2. pull of 100 variables (10 with references) by an access token; 3. conditional pull (304);
  *   4. GET /bench/floor of the svcenv server itself (a constant 2 KB text: the framework's own cost);
  *   5. the same pull after seeding BENCH_SEED (default 1,000) other projects of 100 variables each.
+ * Settings: BENCH_CONNECTIONS (default 10), BENCH_DATABASE_URL (PostgreSQL: each server gets a fresh schema;
+ * unset: SQLite), BENCH_BASELINE (a checkout of another build, e.g. `git worktree add ../base 8e6a448` and
+ * `npm ci` in it: its server runs beside this one, same data, same rounds, its pull and 304 printed too).
  * The floor used to be (4), a route of the same server: every cost the server adds to each request (hooks,
  * logging, metrics) then lowered the floor as much as the pull, and the ratio hid it.
  * The machine is shared and its disk's fsync latency drifts (every pull waits for one), so the loads run
@@ -13,19 +17,21 @@
  * Beside req/s each load reports the server process's CPU time per request (all its threads, from
  * /proc): the neighbours' load moves throughput from round to round far more than it moves that.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
+import { type Client, freshPgSchema, repoRoot, startServer } from '../server/test/harness.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONNECTIONS = 10;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const DATABASE_URL = process.env.BENCH_DATABASE_URL;
+const BASELINE = process.env.BENCH_BASELINE;
 
 /** A process's CPU time (user + system, all threads) in µs; NaN where /proc is missing. */
-let serverPid = 0;
 function cpuMicros(pid: number): number {
   const stat = `/proc/${pid}/stat`;
   if (!existsSync(stat)) return Number.NaN;
@@ -33,7 +39,7 @@ function cpuMicros(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
-async function load(url: string, headers: Record<string, string> = {}, pid = serverPid) {
+async function load(url: string, headers: Record<string, string>, pid: number) {
   const cpu0 = cpuMicros(pid);
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
   const cpuPerRequest = (cpuMicros(pid) - cpu0) / r.requests.total;
@@ -130,63 +136,150 @@ async function bareFloor(body: string): Promise<{ url: string; pid: number; stop
   return { url: `http://127.0.0.1:${line.toString().trim()}/`, pid: child.pid!, stop: () => child.kill() };
 }
 
-const SEED = Number(process.env.BENCH_SEED ?? 1000);
-const srv = await startServer({ env: { DEFAULT_PLAN: 'enterprise', BENCH_FLOOR_ROUTE: 'true', LOG_LEVEL: 'warn' } });
-serverPid = srv.child.pid!;
-let bare: Awaited<ReturnType<typeof bareFloor>> | undefined;
-try {
-  const { jwt } = await signupUser(srv, 'Bench');
-  const p = await createProject(srv, jwt, { name: 'bench' });
-  await upsert(srv, jwt, p.id, ['dev'], vars(100, 10));
-  const { token } = await createToken(srv, jwt, { scope: 'read' });
-  const pullUrl = `${srv.url}/v1/projects/${p.id}/envs/dev/pull`;
-  const auth = { authorization: `Bearer ${token}` };
-  const first = await srv.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
+/**
+ * Starts a build's server: this checkout's compiled server, or the one in `dir` as its own package.json's
+ * `start` says (builds before dist/server ran `node --import tsx server/src/main.ts`). On PostgreSQL each in a
+ * fresh schema.
+ */
+async function serve(dir: string | undefined, env: Record<string, string>) {
+  const pg = DATABASE_URL ? await freshPgSchema(DATABASE_URL) : null;
+  const root = dir ?? repoRoot;
+  const compiled = existsSync(join(root, 'server', 'scripts', 'build.mjs'));
+  if (compiled) execFileSync(process.execPath, [join(root, 'server', 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  const args = compiled
+    ? [join(root, 'dist', 'server', 'main.mjs')]
+    : ['--import', 'tsx', join(root, 'server', 'src', 'main.ts')];
+  const srv = await startServer({
+    env: { ...env, ...(pg ? { DATABASE_URL: pg.url } : {}) },
+    command: { args, cwd: root },
+  });
+  return {
+    srv,
+    async stop() {
+      await srv.stop();
+      await pg?.drop();
+    },
+  };
+}
+
+let made = 0;
+/**
+ * A user, a project of 100 variables in `dev` and a read token, by the API calls every build since the first
+ * has answered the same way (raw requests: the current contract's answer schemas would refuse an older build's
+ * extra or missing fields).
+ */
+async function seedPullSetup(c: Client) {
+  const ok = async (res: Awaited<ReturnType<Client['request']>>, what: string) => {
+    if (res.status >= 300) throw new Error(`${what}: ${res.status} ${res.text}`);
+    return JSON.parse(res.text) as unknown;
+  };
+  const email = `bench-${Date.now()}-${made++}@example.test`;
+  const password = `pw-${randomBytes(8).toString('hex')}`;
+  const { token: jwt } = (await ok(
+    await c.request('POST', '/v1/auth/signup', { body: { name: 'Bench', email, password } }),
+    'signup',
+  )) as { token: string };
+  const { id } = (await ok(
+    await c.request('POST', '/v1/projects', { token: jwt, body: { name: 'bench' } }),
+    'project',
+  )) as {
+    id: string;
+  };
+  const addProject = async (name: string, items: object[]) => {
+    const p = (await ok(
+      await c.request('POST', '/v1/projects', { token: jwt, body: { name, envs: ['dev'] } }),
+      'project',
+    )) as { id: string };
+    await ok(
+      await c.request('POST', `/v1/projects/${p.id}/vars`, { token: jwt, body: { envs: ['dev'], items } }),
+      'vars',
+    );
+  };
+  await ok(
+    await c.request('POST', `/v1/projects/${id}/vars`, { token: jwt, body: { envs: ['dev'], items: vars(100, 10) } }),
+    'vars',
+  );
+  const { token } = (await ok(
+    await c.request('POST', '/v1/tokens', { token: jwt, body: { name: 'bench', envs: ['*'], scope: 'read' } }),
+    'token',
+  )) as { token: string };
+  const path = `/v1/projects/${id}/envs/dev/pull`;
+  const first = await c.request('GET', path, { token });
   if (first.status !== 200) throw new Error(`pull failed: ${first.status} ${first.text}`);
   const etag = first.headers.get('etag')!;
-  bare = await bareFloor(first.text);
+  const cond = await c.request('GET', path, { token, headers: { 'if-none-match': etag } });
+  if (cond.status !== 304) throw new Error(`conditional pull answered ${cond.status}, not 304`);
+  return { pullUrl: `${c.url}${path}`, auth: { authorization: `Bearer ${token}` }, etag, body: first.text, addProject };
+}
+
+const SEED = Number(process.env.BENCH_SEED ?? 1000);
+const ENV = { DEFAULT_PLAN: 'enterprise', BENCH_FLOOR_ROUTE: 'true' };
+const current = await serve(undefined, ENV);
+const baseline = BASELINE ? await serve(BASELINE, ENV) : null;
+const srv = current.srv;
+let bare: Awaited<ReturnType<typeof bareFloor>> | undefined;
+try {
+  const setup = await seedPullSetup(srv);
+  const { pullUrl, auth, etag } = setup;
+  bare = await bareFloor(setup.body);
   const floorProcess = bare;
   const floor = () => load(floorProcess.url, {}, floorProcess.pid);
+  const serverPid = srv.child.pid!;
+  const pull = () => load(pullUrl, auth, serverPid);
+  const notModified = () => load(pullUrl, { ...auth, 'if-none-match': etag }, serverPid);
 
-  const cond = await srv.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, {
-    token,
-    headers: { 'if-none-match': etag },
-  });
-  if (cond.status !== 304) throw new Error(`conditional pull answered ${cond.status}, not 304`);
-  // Warm-up before each phase, the same in both: the floor route, then pulls (JIT, caches, and after the
+  const base = baseline ? await seedPullSetup(baseline.srv) : null;
+  if (base && base.body !== setup.body) throw new Error('the baseline build answers the pull with other bytes');
+  const basePid = baseline?.srv.child.pid ?? 0;
+  const baseLoads: Record<string, () => Promise<Load>> = base
+    ? {
+        basePull: () => load(base.pullUrl, base.auth, basePid),
+        baseNotModified: () => load(base.pullUrl, { ...base.auth, 'if-none-match': base.etag }, basePid),
+      }
+    : {};
+  // Warm-up before each phase, the same in both: the floor, then pulls (JIT, caches, and after the
   // seeding the checkpoints of its writes, which are the seeding's cost, not the pulls').
   const warmUp = async () => {
     await floor();
-    await load(pullUrl, auth);
+    await pull();
+    if (base) await baseLoads.basePull!();
   };
   await warmUp();
   const before = await rounds({
     floor,
-    pull: () => load(pullUrl, auth),
-    notModified: () => load(pullUrl, { ...auth, 'if-none-match': etag }),
-    serverRoute: () => load(`${srv.url}/bench/floor`),
+    pull,
+    notModified,
+    ...baseLoads,
+    serverRoute: () => load(`${srv.url}/bench/floor`, {}, serverPid),
   });
 
   const started = Date.now();
-  for (let i = 0; i < SEED; i++) {
-    const other = await createProject(srv, jwt, { name: `other-${i}`, envs: ['dev'] });
-    await upsert(srv, jwt, other.id, ['dev'], vars(100, 0));
-  }
+  for (let i = 0; i < SEED; i++) await setup.addProject(`other-${i}`, vars(100, 0));
   const seedS = ((Date.now() - started) / 1000).toFixed(0);
   await warmUp();
-  const after = SEED > 0 ? await rounds({ floor, pull: () => load(pullUrl, auth) }) : null;
+  const after = SEED > 0 ? await rounds({ floor, pull }) : null;
 
+  const database = DATABASE_URL ? 'PostgreSQL' : 'SQLite (WAL, synchronous=FULL)';
   console.log(
-    `pull benchmark: ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s, SQLite (WAL, synchronous=FULL)`,
+    `pull benchmark: ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s, ${database}, the compiled server`,
   );
-  const sync = fdatasyncMicros(srv.dataDir);
-  console.log(
-    `disk: fdatasync of a small append in DATA_DIR, median ${sync.median.toFixed(0)} µs, p99 ${sync.p99.toFixed(0)} µs (each pull's audit commit waits for one)`,
-  );
-  const floorName = `floor: bare node:http, same ${first.text.length} B`;
+  if (!DATABASE_URL) {
+    const sync = fdatasyncMicros(srv.dataDir);
+    console.log(
+      `disk: fdatasync of a small append in DATA_DIR, median ${sync.median.toFixed(0)} µs, p99 ${sync.p99.toFixed(0)} µs (each pull's audit commit waits for one)`,
+    );
+  }
+  const floorName = `floor: bare node:http, same ${setup.body.length} B`;
   console.log(row(floorName, before.floor!));
   console.log(row('pull, 100 vars (10 references)', before.pull!));
   console.log(row('conditional pull (304)', before.notModified!));
+  if (base) {
+    console.log(row(`baseline pull (${BASELINE})`, before.basePull!));
+    console.log(row('baseline conditional pull (304)', before.baseNotModified!));
+    console.log(
+      `this build vs the baseline: pull ${pct(before.pull!.ratio / before.basePull!.ratio)}, 304 ${pct(before.notModified!.ratio / before.baseNotModified!.ratio)} (ratio of ratios)`,
+    );
+  }
   console.log(row('svcenv route, constant 2 KB text', before.serverRoute!));
   if (after) {
     console.log(`-- after seeding ${SEED} projects x 100 variables (${seedS} s) --`);
@@ -199,5 +292,6 @@ try {
   console.log('targets (against the bare floor): pull >= 35%, 304 >= 50%, no slowdown with database size');
 } finally {
   bare?.stop();
-  await srv.stop();
+  await current.stop();
+  await baseline?.stop();
 }

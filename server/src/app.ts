@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { DestinationStream } from 'pino';
 import { parseJsonBodies } from './http/body.js';
 import { errorHandler, notFoundHandler, unmetExpectationHandler } from './http/errors.js';
 import { addRequestHooks } from './http/hooks.js';
@@ -40,8 +41,11 @@ function cliVersion(): string {
 }
 
 export interface AppOptions extends WiringOptions {
-  /** Where the JSON log goes (default stdout); tests capture it to check that no value leaks. */
-  logStream?: NodeJS.WritableStream;
+  /**
+   * Where the JSON log goes (main.ts: stdout through lib/log-sink.ts); tests capture it to check that no
+   * value leaks.
+   */
+  logStream?: DestinationStream;
 }
 
 /** The HTTP server: its settings, the dependencies, the rules every request follows, then every route. */

@@ -2,6 +2,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { migrate, openDb } from './db/index.js';
 import { systemClock } from './lib/clock.js';
+import { logSink } from './lib/log-sink.js';
 import { loadMasterKey } from './lib/master-key.js';
 
 /** Starts the API server: config → master key → database (migrated) → HTTP; stops gracefully on SIGTERM. */
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
   });
   const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
   await migrate(db);
-  const { app, deps, drain } = await buildApp({ config, db, clock: systemClock, masterKey: master.key });
+  const logStream = logSink();
+  const { app, deps, drain } = await buildApp({ config, db, clock: systemClock, masterKey: master.key, logStream });
   if (master.source === 'file') {
     // D1: one warning, never the key itself.
     app.log.warn(
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
     await deps.auditBatcher.drain();
     await db.close();
     app.log.info('stopped');
+    logStream.flushSync();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

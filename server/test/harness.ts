@@ -307,9 +307,14 @@ export interface ServerProcess extends Client {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** The real `server/src/main.ts` as a child process (CLI end-to-end, restarts, several instances). */
+/**
+ * The real `server/src/main.ts` as a child process (CLI end-to-end, restarts, several instances).
+ * `command` replaces how it is started: the benchmarks run what `npm start` runs (dist/server/main.mjs with
+ * plain Node, `nodeArgs` such as `--cpu-prof` before it) and, for a comparison in the same run, another
+ * checkout of the repository (`cwd`).
+ */
 export async function startServer(
-  opts: { env?: Record<string, string>; dataDir?: string } = {},
+  opts: { env?: Record<string, string>; dataDir?: string; command?: { args: string[]; cwd?: string } } = {},
 ): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svcenv-srv-'));
   const env: Record<string, string> = {
@@ -322,8 +327,9 @@ export async function startServer(
   };
   // Node itself with tsx as a loader, not the tsx command: that one runs the server as a grandchild, which a
   // SIGKILL of the child would leave running (and still serving) behind the test's back.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'server', 'src', 'main.ts')], {
-    cwd: repoRoot,
+  const args = opts.command?.args ?? ['--import', 'tsx', join(repoRoot, 'server', 'src', 'main.ts')];
+  const child = spawn(process.execPath, args, {
+    cwd: opts.command?.cwd ?? repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type FastifyServerOptions, LogController } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { type Config, isTrustedProxy, proxyList } from '../config.js';
 import { loggablePath } from '../lib/redact.js';
 import { BODY_LIMIT } from './body.js';
@@ -39,7 +40,7 @@ function trustFirstHop(trusted: string | undefined): (address: string, hop: numb
 export function serverOptions(
   config: Config,
   https: Tls | null,
-  logStream: NodeJS.WritableStream | undefined,
+  logStream: DestinationStream | undefined,
 ): FastifyServerOptions {
   return {
     // Node would refuse an HTTP/1.1 request without Host itself, with an empty body and none of our headers;

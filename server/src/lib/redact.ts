@@ -28,10 +28,12 @@ export function loggablePath(url: string): string {
   return path
     .split('/')
     .map((segment) => {
+      // Every request is logged: decoding is skipped where there is nothing to decode.
       let decoded = segment;
-      try {
-        decoded = decodeURIComponent(segment);
-      } catch {}
+      if (segment.includes('%'))
+        try {
+          decoded = decodeURIComponent(segment);
+        } catch {}
       return looksLikeCredential(decoded) ? '[redacted]' : segment;
     })
     .join('/');

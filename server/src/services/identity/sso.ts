@@ -493,7 +493,7 @@ async function finishFlow(
 
   const claims = await verifyIdToken(deps, config, idToken, flow.nonce);
   const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : null;
-  if (!email || !email.includes('@')) throw new SsoFailure('invalid_id_token');
+  if (!email?.includes('@')) throw new SsoFailure('invalid_id_token');
   if (claims.email_verified !== true) throw new SsoFailure('email_not_verified', email);
   const claimed = await deps.db
     .selectFrom('sso_domains')

@@ -1,0 +1,106 @@
+/**
+ * Where a pull's time goes: the compiled server (dist/server/main.mjs, what `npm start` runs) under
+ * `node --cpu-prof`, driven by autocannon with a conditional pull (304) or a pull (200) for PROFILE_SECONDS,
+ * then the profile's top functions by self time and its time by package. Not a benchmark (the profiler
+ * slows everything down); it answers "which functions", the benchmark answers "how fast".
+ *   npx tsx bench/profile.ts [304|200] [top N]
+ * The raw .cpuprofile is kept (its path is printed) for Chromium's DevTools.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { SourceMapConsumer } from 'source-map-js';
+import { createProject, createToken, repoRoot, signupUser, startServer, upsert } from '../server/test/harness.js';
+
+const mode = process.argv[2] === '200' ? '200' : '304';
+const TOP = Number(process.argv[3] ?? 30);
+const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
+
+execFileSync(process.execPath, [join(repoRoot, 'server', 'scripts', 'build.mjs')], { stdio: 'inherit' });
+const profDir = mkdtempSync(join(tmpdir(), 'svcenv-prof-'));
+const srv = await startServer({
+  env: { DEFAULT_PLAN: 'enterprise' },
+  command: { args: ['--cpu-prof', '--cpu-prof-dir', profDir, join(repoRoot, 'dist', 'server', 'main.mjs')] },
+});
+try {
+  const { jwt } = await signupUser(srv, 'Profile');
+  const p = await createProject(srv, jwt, { name: 'profile' });
+  await upsert(
+    srv,
+    jwt,
+    p.id,
+    ['dev'],
+    Array.from({ length: 100 }, (_, i) => ({
+      key: `VAR_${i}`,
+      value: i < 10 ? `prefix-\${VAR_${i + 10}}-suffix` : `value-${i}-${'x'.repeat(20)}`,
+      type: i % 2 ? 'plain' : 'secret',
+    })),
+  );
+  const { token } = await createToken(srv, jwt, { scope: 'read' });
+  const path = `/v1/projects/${p.id}/envs/dev/pull`;
+  const first = await srv.request('GET', path, { token });
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (mode === '304') headers['if-none-match'] = first.headers.get('etag')!;
+  const r = await autocannon({ url: `${srv.url}${path}`, connections: 10, duration: SECONDS, headers });
+  console.log(`${mode} load: ${r.requests.total} requests, ${r.requests.average.toFixed(0)} req/s under the profiler`);
+} finally {
+  await srv.stop();
+}
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+}
+const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+if (!file) throw new Error(`no profile written in ${profDir}`);
+const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+};
+// The bundle inlines our code and the packages: its source map names the file each function came from.
+const bundleMap = new SourceMapConsumer(
+  JSON.parse(readFileSync(join(repoRoot, 'dist', 'server', 'main.mjs.map'), 'utf8')),
+);
+const sourceOf = ({ url, lineNumber, columnNumber }: Node['callFrame']) => {
+  if (!url) return { file: '(native / V8)', line: 0 };
+  if (!url.includes('dist/server'))
+    return { file: url.replace(/^file:\/\/.*node_modules\//, ''), line: lineNumber + 1 };
+  const o = bundleMap.originalPositionFor({ line: lineNumber + 1, column: columnNumber });
+  return { file: (o.source ?? '?').replace(/^.*node_modules\//, '').replace(/^(\.\.\/)+/, ''), line: o.line ?? 0 };
+};
+/** Our files by path; a package by its name; Node's own modules as one. */
+const areaOf = (f: string) =>
+  /^(server|contract)\//.test(f)
+    ? f
+    : f.startsWith('node:') || !f.includes('/')
+      ? f.startsWith('(')
+        ? f
+        : 'node: internals'
+      : f.startsWith('@')
+        ? f.split('/').slice(0, 2).join('/')
+        : f.split('/')[0]!;
+// Self time per node: the sum of the deltas of the samples that landed in it.
+const self = new Map<number, number>();
+profile.samples.forEach((id, i) => {
+  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+const byFunction = new Map<string, number>();
+const byArea = new Map<string, number>();
+const add = (m: Map<string, number>, k: string, t: number) => m.set(k, (m.get(k) ?? 0) + t);
+for (const n of profile.nodes) {
+  const t = self.get(n.id) ?? 0;
+  if (!t) continue;
+  const { file: f, line } = sourceOf(n.callFrame);
+  add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${f}${line ? `:${line}` : ''}`, t);
+  add(byArea, areaOf(f), t);
+}
+const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)}%`;
+console.log(`\nprofile: ${join(profDir, file)} (${(total / 1e6).toFixed(1)} s sampled)`);
+console.log(`\ntop ${TOP} functions by self time:`);
+for (const [name, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${pct(t)}  ${name}`);
+console.log('\nby where the code lives (our files one by one, packages by name):');
+for (const [name, t] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(t)}  ${name}`);
