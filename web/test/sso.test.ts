@@ -147,6 +147,7 @@ describe.skipIf(!chromiumAvailable())('single sign-on in the dashboard (D63)', (
           );
         expect(page.url()).toBe(`${server.url}/login`);
         await noHorizontalScroll(page, width);
+        await shot(page, `sso-login-unclaimed-${width}`);
         // Back to the password, with the address kept.
         await form.getByRole('button', { name: 'Log in with a password instead' }).click();
         expect(await page.locator('[name=email]').inputValue()).toBe('ann@nobody-claims.example');
