@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SSO_ERRORS, ssoConfig } from '@svcenv/contract';
@@ -389,6 +391,40 @@ describe(`single sign-on (${dialectName})`, () => {
     expect(metadata.body).toMatchObject({ ok: false, reason: 'issuer_refused' });
     const cfg = await app.call(ops.getSso, {}, owner.jwt);
     expect(cfg.body.issuer).toBe(provider.issuer);
+  });
+
+  it('takes a discovery document silent on PKCE (as Entra ID serves it), not one that lists S256 out', async () => {
+    // ADR 0025: a document without code_challenge_methods_supported is OpenID Connect's code flow; S256 is sent
+    // all the same. One that lists only `plain` says the provider cannot do S256.
+    let methods: string[] | undefined;
+    const issuerServer = createServer((req, res) => {
+      const url = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // The test counts the keys, it does not use them.
+      if (req.url === '/jwks') return res.end('{"keys":[{"kty":"RSA","kid":"k1","n":"AQAB","e":"AQAB"}]}');
+      res.end(
+        JSON.stringify({
+          issuer: url,
+          authorization_endpoint: `${url}/authorize`,
+          token_endpoint: `${url}/token`,
+          jwks_uri: `${url}/jwks`,
+          response_types_supported: ['code', 'id_token'],
+          ...(methods ? { code_challenge_methods_supported: methods } : {}),
+        }),
+      );
+    });
+    await new Promise<void>((r) => issuerServer.listen(0, '127.0.0.1', r));
+    const issuer = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}`;
+    try {
+      const silent = await app.call(ops.testSso, { body: { issuer } }, owner.jwt);
+      expect(silent.body).toMatchObject({ ok: true, authorizationEndpoint: `${issuer}/authorize` });
+      methods = ['plain'];
+      // Discovery documents are cached per issuer for 10 minutes; the test fetches anew (ADR 0025).
+      const plainOnly = await app.call(ops.testSso, { body: { issuer } }, owner.jwt);
+      expect(plainOnly.body).toMatchObject({ ok: false, reason: 'unsupported' });
+    } finally {
+      issuerServer.close();
+    }
   });
 
   it('refuses a private or metadata issuer by D5, and a metadata one in every configuration', async () => {

@@ -18,8 +18,11 @@ export interface DiscoveryDocument {
   tokenEndpoint: string;
   jwksUri: string;
   responseTypes: string[];
-  /** Absent from the document: the provider does not say (RFC 8414 treats that as no PKCE support). */
-  codeChallengeMethods: string[];
+  /**
+   * PKCE methods the document lists; null when it lists none (Microsoft Entra ID says nothing and supports
+   * S256): a sign-in sends S256 all the same (ADR 0025).
+   */
+  codeChallengeMethods: string[] | null;
 }
 
 /** Why a document could not be had; the message names no URL. */
@@ -93,7 +96,8 @@ export class OidcDiscovery {
       tokenEndpoint: text('token_endpoint'),
       jwksUri: text('jwks_uri'),
       responseTypes: strings(raw.response_types_supported),
-      codeChallengeMethods: strings(raw.code_challenge_methods_supported),
+      codeChallengeMethods:
+        raw.code_challenge_methods_supported === undefined ? null : strings(raw.code_challenge_methods_supported),
     };
   }
 

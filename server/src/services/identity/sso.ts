@@ -255,7 +255,10 @@ function unsupported(deps: Pick<Deps, 'webhooks'>, doc: DiscoveryDocument): stri
   if (!endpointOk(deps, doc.tokenEndpoint)) return 'the document has no usable token_endpoint';
   if (!doc.jwksUri) return 'the document has no jwks_uri';
   if (!doc.responseTypes.includes('code')) return 'the provider does not offer the code flow (response_type=code)';
-  if (!doc.codeChallengeMethods.includes('S256')) return 'the provider does not offer PKCE with S256';
+  // A document silent on PKCE is taken at its word of OpenID Connect: the code flow with state and nonce;
+  // S256 is sent all the same (ADR 0025). Only a list without S256 says the provider cannot do it.
+  if (doc.codeChallengeMethods && !doc.codeChallengeMethods.includes('S256'))
+    return 'the provider does not offer PKCE with S256';
   return null;
 }
 
