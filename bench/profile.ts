@@ -3,16 +3,25 @@
  * `node --cpu-prof`, driven by autocannon with a conditional pull (304) or a pull (200) for PROFILE_SECONDS,
  * then the profile's top functions by self time and its time by package. Not a benchmark (the profiler
  * slows everything down); it answers "which functions", the benchmark answers "how fast".
- *   npx tsx bench/profile.ts [304|200] [top N]
+ *   npx tsx bench/profile.ts [304|200] [top N]      (BENCH_DATABASE_URL: on PostgreSQL)
  * The raw .cpuprofile is kept (its path is printed) for Chromium's DevTools.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { SourceMapConsumer } from 'source-map-js';
-import { createProject, createToken, repoRoot, signupUser, startServer, upsert } from '../server/test/harness.js';
+import {
+  createProject,
+  createToken,
+  freshPgSchema,
+  repoRoot,
+  signupUser,
+  startServer,
+  upsert,
+} from '../server/test/harness.js';
 
 const mode = process.argv[2] === '200' ? '200' : '304';
 const TOP = Number(process.argv[3] ?? 30);
@@ -20,8 +29,13 @@ const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 
 execFileSync(process.execPath, [join(repoRoot, 'server', 'scripts', 'build.mjs')], { stdio: 'inherit' });
 const profDir = mkdtempSync(join(tmpdir(), 'svcenv-prof-'));
+// BENCH_DATABASE_URL: on PostgreSQL, in a fresh schema, as the pull benchmark does.
+const pg = process.env.BENCH_DATABASE_URL ? await freshPgSchema(process.env.BENCH_DATABASE_URL) : null;
 const srv = await startServer({
-  env: { DEFAULT_PLAN: 'enterprise' },
+  env: {
+    DEFAULT_PLAN: 'enterprise',
+    ...(pg ? { DATABASE_URL: pg.url, MASTER_KEY: randomBytes(32).toString('base64') } : {}),
+  },
   command: { args: ['--cpu-prof', '--cpu-prof-dir', profDir, join(repoRoot, 'dist', 'server', 'main.mjs')] },
 });
 try {
@@ -47,60 +61,63 @@ try {
   console.log(`${mode} load: ${r.requests.total} requests, ${r.requests.average.toFixed(0)} req/s under the profiler`);
 } finally {
   await srv.stop();
+  await pg?.drop();
 }
 
 interface Node {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
 }
-const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-if (!file) throw new Error(`no profile written in ${profDir}`);
-const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-};
 // The bundle inlines our code and the packages: its source map names the file each function came from.
 const bundleMap = new SourceMapConsumer(
   JSON.parse(readFileSync(join(repoRoot, 'dist', 'server', 'main.mjs.map'), 'utf8')),
 );
 const sourceOf = ({ url, lineNumber, columnNumber }: Node['callFrame']) => {
   if (!url) return { file: '(native / V8)', line: 0 };
-  if (!url.includes('dist/server'))
+  if (!url.endsWith('dist/server/main.mjs'))
     return { file: url.replace(/^file:\/\/.*node_modules\//, ''), line: lineNumber + 1 };
   const o = bundleMap.originalPositionFor({ line: lineNumber + 1, column: columnNumber });
   return { file: (o.source ?? '?').replace(/^.*node_modules\//, '').replace(/^(\.\.\/)+/, ''), line: o.line ?? 0 };
 };
 /** Our files by path; a package by its name; Node's own modules as one. */
-const areaOf = (f: string) =>
-  /^(server|contract)\//.test(f)
-    ? f
-    : f.startsWith('node:') || !f.includes('/')
-      ? f.startsWith('(')
-        ? f
-        : 'node: internals'
-      : f.startsWith('@')
-        ? f.split('/').slice(0, 2).join('/')
-        : f.split('/')[0]!;
-// Self time per node: the sum of the deltas of the samples that landed in it.
-const self = new Map<number, number>();
-profile.samples.forEach((id, i) => {
-  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
-});
-const total = [...self.values()].reduce((a, b) => a + b, 0);
-const byFunction = new Map<string, number>();
-const byArea = new Map<string, number>();
-const add = (m: Map<string, number>, k: string, t: number) => m.set(k, (m.get(k) ?? 0) + t);
-for (const n of profile.nodes) {
-  const t = self.get(n.id) ?? 0;
-  if (!t) continue;
-  const { file: f, line } = sourceOf(n.callFrame);
-  add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${f}${line ? `:${line}` : ''}`, t);
-  add(byArea, areaOf(f), t);
+const areaOf = (f: string) => {
+  if (f.startsWith('(') || /^(server|contract)\//.test(f)) return f;
+  if (f.startsWith('node:') || !f.includes('/')) return 'node: internals';
+  return f.startsWith('@') ? f.split('/').slice(0, 2).join('/') : f.split('/')[0]!;
+};
+/** One thread's profile (Node writes one per thread: the main thread, then the audit writer). */
+function summarize(file: string, top: number) {
+  const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as {
+    nodes: Node[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  // Self time per node: the sum of the deltas of the samples that landed in it.
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const byFunction = new Map<string, number>();
+  const byArea = new Map<string, number>();
+  const add = (m: Map<string, number>, k: string, t: number) => m.set(k, (m.get(k) ?? 0) + t);
+  for (const n of profile.nodes) {
+    const t = self.get(n.id) ?? 0;
+    if (!t) continue;
+    const { file: f, line } = sourceOf(n.callFrame);
+    add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${f}${line ? `:${line}` : ''}`, t);
+    add(byArea, areaOf(f), t);
+  }
+  const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)}%`;
+  console.log(`\n== ${join(profDir, file)} (${(total / 1e6).toFixed(1)} s sampled)`);
+  console.log(`\ntop ${top} functions by self time:`);
+  for (const [name, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(t)}  ${name}`);
+  console.log('\nby where the code lives (our files one by one, packages by name):');
+  for (const [name, t] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(t)}  ${name}`);
 }
-const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)}%`;
-console.log(`\nprofile: ${join(profDir, file)} (${(total / 1e6).toFixed(1)} s sampled)`);
-console.log(`\ntop ${TOP} functions by self time:`);
-for (const [name, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, TOP)) console.log(`${pct(t)}  ${name}`);
-console.log('\nby where the code lives (our files one by one, packages by name):');
-for (const [name, t] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(t)}  ${name}`);
+
+const files = readdirSync(profDir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort();
+if (!files.length) throw new Error(`no profile written in ${profDir}`);
+for (const [i, f] of files.entries()) summarize(f, i === 0 ? TOP : 12);

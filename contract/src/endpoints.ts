@@ -41,6 +41,9 @@ const table = {
   switchWorkspace: { method: 'POST', path: '/v1/auth/switch-workspace', auth: 'jwt' },
   // D60: a platform's identity token exchanged for a short-lived access token
   oidcLogin: { method: 'POST', path: '/v1/auth/oidc', auth: 'none' },
+  // D63: single sign-on for people, browser navigations answered with redirects
+  ssoStart: { method: 'GET', path: '/v1/auth/sso/start', auth: 'none' },
+  ssoCallback: { method: 'GET', path: '/v1/auth/sso/callback', auth: 'none' },
   /** D69: the instance's signup mode, for the login and signup pages. */
 
   // me (D12)
@@ -123,6 +126,11 @@ const table = {
   getIdentity: { method: 'GET', path: '/v1/workspace/identities/:id', auth: 'jwt' },
   updateIdentity: { method: 'PATCH', path: '/v1/workspace/identities/:id', auth: 'jwt' },
   deleteIdentity: { method: 'DELETE', path: '/v1/workspace/identities/:id', auth: 'jwt' },
+  // single sign-on (D63): Owner only, dashboard session only (D10)
+  getSso: { method: 'GET', path: '/v1/workspace/sso', auth: 'jwt' },
+  putSso: { method: 'PUT', path: '/v1/workspace/sso', auth: 'jwt' },
+  deleteSso: { method: 'DELETE', path: '/v1/workspace/sso', auth: 'jwt' },
+  testSso: { method: 'POST', path: '/v1/workspace/sso/test', auth: 'jwt' },
   // audit streams (D65)
   listAuditStreams: { method: 'GET', path: '/v1/workspace/audit-streams', auth: 'jwt' },
   createAuditStream: { method: 'POST', path: '/v1/workspace/audit-streams', auth: 'jwt' },

@@ -12,6 +12,11 @@ export const ERROR_STATUS = {
   APPROVAL_REQUIRED: 403,
   /** D69: the instance's signup mode refuses this signup (`closed`, or `invite` without a pending invite). */
   SIGNUP_CLOSED: 403,
+  /**
+   * D63: password login of an account in a domain whose workspace enforces single sign-on (its Owners
+   * excepted); sign in through `/v1/auth/sso/start` instead.
+   */
+  SSO_REQUIRED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   /** D46: `If-Match: "rev:<n>"` on a write, and the environment is no longer at revision n; field `revision`. */

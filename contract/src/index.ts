@@ -17,6 +17,7 @@ export * from './health.js';
 export * from './identities.js';
 export * from './projects.js';
 export * from './spelling.js';
+export * from './sso.js';
 export * from './tokens.js';
 export * from './variables.js';
 export * from './webhooks.js';

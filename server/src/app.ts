@@ -25,6 +25,7 @@ import { openApiRoutes } from './routes/openapi.js';
 import { projectMemberRoutes } from './routes/project-members.js';
 import { projectRoutes } from './routes/projects.js';
 import { pullRoutes } from './routes/pull.js';
+import { ssoRoutes } from './routes/sso.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { variableRoutes } from './routes/variables.js';
 import { webRoutes } from './routes/web.js';
@@ -77,6 +78,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(tokenRoutes, { prefix: '/v1' });
   await app.register(webhookRoutes, { prefix: '/v1' });
   await app.register(identityRoutes, { deps, prefix: '/v1' });
+  await app.register(ssoRoutes, { deps, prefix: '/v1' });
   await app.register(auditStreamRoutes, { prefix: '/v1' });
   await app.register(workspaceRoutes, { prefix: '/v1' });
   await app.register(projectMemberRoutes, { prefix: '/v1' });

@@ -16,6 +16,7 @@ import { AuditBatcher } from './runtime/audit-batcher.js';
 import { authnQueries, JwtCodec, VerifiedTokenCache } from './runtime/credentials.js';
 import { EnvWatch } from './runtime/env-watch.js';
 import { IssuerKeyCache } from './runtime/issuer-keys.js';
+import { OidcDiscovery } from './runtime/oidc-discovery.js';
 import { RenderCache } from './runtime/render-cache.js';
 import { UnchangedPullAudits } from './runtime/unchanged-pulls.js';
 import type { Deps } from './services/core/deps.js';
@@ -106,9 +107,16 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       allowPrivate: opts.config.WEBHOOK_ALLOW_PRIVATE,
       resolve: webhooks.resolve,
     }),
+    // D63: single sign-on issuers on the same rules.
+    oidcDiscovery: new OidcDiscovery({
+      clock: opts.clock,
+      allowPrivate: opts.config.WEBHOOK_ALLOW_PRIVATE,
+      resolve: webhooks.resolve,
+    }),
     accountKeys: {
       mfaSecret: deriveKey(opts.masterKey, 'mfa-totp-secret'),
       backupCode: deriveKey(opts.masterKey, 'mfa-backup-code'),
+      sso: deriveKey(opts.masterKey, 'sso-secrets'),
     },
     authn: {
       db,

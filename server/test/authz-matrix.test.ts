@@ -358,6 +358,15 @@ describe(`authorization matrix (${dialectName})`, () => {
     if (res.status !== 201) throw new Error(`setup webhook: ${res.status} ${res.text}`);
     return res.body.id;
   };
+  /** D63: the workspace's single sign-on, its issuer the receiver (never fetched by the settings routes). */
+  const ssoBody = () => ({
+    issuer: receiver.url(''),
+    clientId: 'matrix',
+    clientSecret: 'matrix-client-secret',
+    domains: ['matrix-sso.test'],
+    enforce: false,
+  });
+  const ensureSso = () => asOwner('PUT', '/v1/workspace/sso', ssoBody());
   const freshStream = async () => {
     const res = await app.request('POST', '/v1/workspace/audit-streams', {
       token: ownerJwt,
@@ -1125,6 +1134,50 @@ describe(`authorization matrix (${dialectName})`, () => {
       credential: 'jwt',
       ok: 204,
       run: async (t) => call(t, 'DELETE', `/v1/workspace/identities/${await freshIdentity()}`),
+    },
+    // ---- single sign-on settings (D63: Owner only, session only, D10) ----
+    {
+      name: 'read the single sign-on settings',
+      route: 'GET /v1/workspace/sso',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: async (t) => {
+        await ensureSso();
+        return call(t, 'GET', '/v1/workspace/sso');
+      },
+    },
+    {
+      name: 'set the single sign-on settings',
+      route: 'PUT /v1/workspace/sso',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'PUT', '/v1/workspace/sso', ssoBody()),
+    },
+    {
+      name: 'delete the single sign-on settings',
+      route: 'DELETE /v1/workspace/sso',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 204,
+      run: async (t) => {
+        await ensureSso();
+        return call(t, 'DELETE', '/v1/workspace/sso');
+      },
+    },
+    {
+      // 200 whether or not the issuer answers: the answer says what the test found.
+      name: 'test a single sign-on connection',
+      route: 'POST /v1/workspace/sso/test',
+      level: 'workspace',
+      need: 'owner',
+      credential: 'jwt',
+      ok: 200,
+      run: (t) => call(t, 'POST', '/v1/workspace/sso/test', { issuer: receiver.url('') }),
     },
     // ---- the caller's own workspaces (D68) and instance administration (D69; JWT only) ----
     {

@@ -25,6 +25,28 @@ async function pgEnv(): Promise<{ env: Record<string, string>; drop(): Promise<v
 }
 
 describe('the server process (main.ts)', () => {
+  it('writes request log lines within a moment, gathered, and every line by a graceful stop (lib/log-sink.ts)', async () => {
+    const srv = await startServer();
+    try {
+      // A path of its own (answered 404), so the start-up's health polls are not counted.
+      const probe = () => srv.request('GET', '/v1/log-sink-probe');
+      const lines = () =>
+        srv
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes('"path":"/v1/log-sink-probe"'));
+      for (let i = 0; i < 20; i++) expect((await probe()).status).toBe(404);
+      // Gathered for up to 25 ms, then written: no request waits for its line, and no line waits long.
+      await until(() => lines().length === 20);
+      for (let i = 0; i < 5; i++) await probe();
+      expect(await srv.stop('SIGTERM')).toBe(0);
+      expect(lines()).toHaveLength(25);
+      expect(srv.logs()).toContain('"msg":"stopped"');
+    } finally {
+      await srv.stop();
+    }
+  });
+
   it('starts with no set-up: creates DATA_DIR and a 0600 master key, warns once, never logs the key (D1)', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'svcenv-d1-')), 'nested', 'data');
     const srv = await startServer({ dataDir });

@@ -126,6 +126,15 @@ async function send(endpoint: Endpoint, input: CallInput<Endpoint> = {}): Promis
     throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
   }
   if (res.ok) return res;
+  const err = await errorOf(res);
+  // A session that expired or was ended elsewhere (password change, D9): back to the login screen. A 401 can
+  // also be a wrong two-factor code (D12), so the session itself is asked before it is dropped.
+  if (res.status === 401 && input.auth !== false && jwt) void checkSession(jwt);
+  throw err;
+}
+
+/** A refused answer as an ApiError: the contract's `{error:{code,message,field}}`, or a stand-in for it. */
+async function errorOf(res: Response): Promise<ApiError> {
   let parsed: Partial<ErrorBody> & { message?: string } = {};
   try {
     parsed = (await res.json()) as typeof parsed;
@@ -133,18 +142,13 @@ async function send(endpoint: Endpoint, input: CallInput<Endpoint> = {}): Promis
     // Non-JSON error (a proxy in front, for example).
   }
   const e = parsed.error;
-  const err =
-    e && typeof e === 'object'
-      ? new ApiError(res.status, e.code, e.message, e.field, parsed)
-      : new ApiError(
-          res.status,
-          typeof e === 'string' ? e : 'SERVER',
-          parsed.message ?? `Request failed (${res.status})`,
-        );
-  // A session that expired or was ended elsewhere (password change, D9): back to the login screen. A 401 can
-  // also be a wrong two-factor code (D12), so the session itself is asked before it is dropped.
-  if (res.status === 401 && input.auth !== false && jwt) void checkSession(jwt);
-  throw err;
+  return e && typeof e === 'object'
+    ? new ApiError(res.status, e.code, e.message, e.field, parsed)
+    : new ApiError(
+        res.status,
+        typeof e === 'string' ? e : 'SERVER',
+        parsed.message ?? `Request failed (${res.status})`,
+      );
 }
 
 async function checkSession(token: string): Promise<void> {
@@ -165,6 +169,25 @@ export const api = {
   async call<E extends Endpoint>(endpoint: E, ...[input]: CallArgs<E>): Promise<Answer<E>> {
     const res = await send(endpoint, input as CallInput<Endpoint> | undefined);
     return (res.status === 204 ? undefined : await res.json()) as Answer<E>;
+  },
+  /**
+   * The URL of a GET that answers with a redirect to another site (D63's sign-in: to the identity provider),
+   * for the page to navigate to, once the server has been seen to answer it with a redirect. The browser
+   * cannot follow such a redirect inside fetch (the provider is another origin), and navigating blindly would
+   * leave the person on a raw JSON page when the server refuses; so the request is made first without
+   * following (`redirect: 'manual'`): a redirect is the go-ahead, anything else throws its ApiError.
+   */
+  async redirectTarget<E extends Endpoint>(endpoint: E, ...[input]: CallArgs<E>): Promise<string> {
+    const i = (input ?? {}) as CallInput<Endpoint>;
+    const url = buildUrl(expandPath(endpoint, i.params ?? {}), i.query as Query | undefined);
+    let res: Response;
+    try {
+      res = await fetch(url, { redirect: 'manual', credentials: 'same-origin', cache: 'no-store' });
+    } catch {
+      throw new ApiError(0, 'NETWORK', 'The server could not be reached. Check your connection and try again.');
+    }
+    if (res.type === 'opaqueredirect' || res.ok) return url;
+    throw await errorOf(res);
   },
   /** A file download (export): the body and the server's file name. */
   async download<E extends Endpoint>(endpoint: E, ...[input]: CallArgs<E>): Promise<{ blob: Blob; filename: string }> {

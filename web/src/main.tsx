@@ -14,6 +14,7 @@ import { InstancePage } from './pages/instance/InstancePage.js';
 import { ProjectPage } from './pages/Project.js';
 import { ProjectsPage } from './pages/Projects.js';
 import { ForgotPasswordPage, ResetPasswordPage } from './pages/ResetPassword.js';
+import { takeSsoNext } from './pages/SsoLogin.js';
 import { SettingsPage } from './pages/settings/SettingsPage.js';
 import { TeamPage } from './pages/team/TeamPage.js';
 import { TokensPage } from './pages/tokens/TokensPage.js';
@@ -29,6 +30,12 @@ function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, true), [to]);
   return null;
 }
+
+/**
+ * `/` is where a single sign-on lands (D63), in a fresh page load: the page asked for before it, kept by the
+ * login page, is read once here.
+ */
+const ssoNext = location.pathname === '/' ? takeSsoNext() : null;
 
 function App() {
   const [token, setTok] = useState(getToken());
@@ -80,7 +87,7 @@ function App() {
       const here = `${path}${query.toString() ? `?${query.toString()}` : ''}`;
       return <Redirect to={path === '/' ? '/login' : `/login?next=${encodeURIComponent(here)}`} />;
     }
-    return <LoginPage notice={query.get('reset')} next={query.get('next')} />;
+    return <LoginPage notice={query.get('reset')} next={query.get('next')} ssoError={query.get('sso_error')} />;
   }
   if (error) {
     return (
@@ -97,7 +104,9 @@ function App() {
     );
   }
   if (path === '/' || path === '/login' || path === '/signup' || path === '/forgot-password') {
-    return <Redirect to={path === '/login' ? afterLogin(query.get('next')) : '/projects'} />;
+    const to =
+      path === '/login' ? afterLogin(query.get('next')) : path === '/' ? (ssoNext ?? '/projects') : '/projects';
+    return <Redirect to={to} />;
   }
   let page = null;
   const m = match('/projects/:id', path);

@@ -16,6 +16,7 @@ import * as meta from './meta.js';
 import * as projectMembers from './project-members.js';
 import * as projects from './projects.js';
 import * as pull from './pull.js';
+import * as sso from './sso.js';
 import * as tokens from './tokens.js';
 import * as variables from './variables.js';
 import * as webhooks from './webhooks.js';
@@ -35,6 +36,7 @@ export const operations = {
   ...tokens,
   ...webhooks,
   ...identities,
+  ...sso,
   ...auditStreams,
   ...workspace,
   ...projectMembers,

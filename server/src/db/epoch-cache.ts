@@ -72,10 +72,25 @@ export function enableEpochCache(db: Db, sqlite: SQLite.Database): void {
 }
 
 /**
- * `load()`'s rows, cached under `key` when `db` is a handle with the cache on; otherwise read directly.
- * `at`: see `requestEpoch`. Callers must treat the rows as read-only (they are frozen).
+ * Rows a read-only request already holds under the keys `cachedRows` uses, read together with its
+ * credential in one query where no cache serves them (PostgreSQL: services/identity/authn.ts).
  */
-export function cachedRows<R>(db: Db, key: string, load: () => Promise<R[]>, at?: number): Promise<readonly R[]> {
+export type RowSnapshot = ReadonlyMap<string, readonly unknown[]>;
+
+/**
+ * `load()`'s rows: from `snapshot` when it holds `key`, else cached under `key` when `db` is a handle with
+ * the cache on, else read directly. `at`: see `requestEpoch`. Callers must treat the rows as read-only
+ * (they are frozen).
+ */
+export function cachedRows<R>(
+  db: Db,
+  key: string,
+  load: () => Promise<R[]>,
+  at?: number,
+  snapshot?: RowSnapshot,
+): Promise<readonly R[]> {
+  const held = snapshot?.get(key);
+  if (held) return Promise.resolve(held as readonly R[]);
   const cache = caches.get(db);
   return cache ? cache.rows(key, load, at) : load();
 }

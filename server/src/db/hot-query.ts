@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery } from 'kysely';
 import type { Db } from './index.js';
+import { preparedNames } from './prepared-names.js';
 
 /**
  * A query on a per-request path, compiled once and then run with new arguments. Building and compiling a
@@ -13,6 +14,7 @@ import type { Db } from './index.js';
 export function hotQuery<A extends unknown[], R>(db: Db, arity: A['length'], build: (...args: A) => Compilable<R>) {
   const placeholders = Array.from({ length: arity }, (_, i) => `\u0000hot-query-arg-${i}\u0000`);
   const compiled = build(...(placeholders as unknown as A)).compile();
+  if (!preparedNames.has(compiled.sql)) preparedNames.set(compiled.sql, `svcenv_hot_${preparedNames.size}`);
   // For each compiled parameter: the index of the argument it takes, or -1 for a constant kept as compiled.
   const argIndex = compiled.parameters.map((p) => placeholders.indexOf(p as string));
   return async (...args: A): Promise<R[]> => {

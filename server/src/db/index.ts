@@ -35,6 +35,8 @@ import * as instanceAdmin from './migrations/2026-11-28T00-instance-admin.js';
 import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
 import * as auditCompactKeys from './migrations/2026-11-29T00-audit-compact-keys.js';
+import * as singleSignOn from './migrations/2026-11-29T00-single-sign-on.js';
+import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -69,6 +71,7 @@ pg.types.setTypeParser(1184, (v) => (parseTimestamptz(v) as Date).toISOString())
 export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined }): DbHandle {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    pool.on('connect', prepareHotQueries);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     let lastPrune: { workspaceId: string; cutoff: string; createdAt: string } | null = null;
     return {
@@ -133,6 +136,21 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       await db.destroy();
     },
   };
+}
+
+/**
+ * Runs the hot queries (db/hot-query.ts) as named prepared statements on this connection: `pg` parses a
+ * named statement once per connection and PostgreSQL plans it at most a few times (then a generic plan), so
+ * a request pays execution only. Every other query goes as before (unnamed). PgBouncer in transaction mode
+ * needs `max_prepared_statements` (1.21 and later), as for any client that prepares.
+ */
+function prepareHotQueries(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedNames.get(text) : undefined;
+    if (name) return query({ name, text, values }, callback);
+    return callback === undefined ? query(text, values) : query(text, values, callback);
+  }) as typeof client.query;
 }
 
 /** Client side of db/audit-writer.worker.mjs; the worker starts on first use (after migrations ran). */
@@ -237,6 +255,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       up: (db) => auditCompactKeys.up(db, dialect),
       down: (db) => auditCompactKeys.down(db, dialect),
     },
+    '2026-11-29T00-single-sign-on': { up: singleSignOn.up, down: singleSignOn.down },
   };
 }
 

@@ -35,6 +35,9 @@ export interface Database {
   cache_epoch: CacheEpochTable;
   unchanged_pull_audits: UnchangedPullAuditsTable;
   task_leases: TaskLeasesTable;
+  workspace_sso: WorkspaceSsoTable;
+  sso_domains: SsoDomainsTable;
+  sso_flows: SsoFlowsTable;
 }
 
 /** A periodic task's lease (jobs/leases.ts): the instance `holder` runs `name` until `until`. */
@@ -415,4 +418,38 @@ export interface UnchangedPullAuditsTable {
 export interface InstanceSettingsTable {
   id: number;
   signup: 'open' | 'invite' | 'closed';
+}
+
+/** D63: a workspace's single sign-on (services/identity/sso.ts, ADR 0025). */
+export interface WorkspaceSsoTable {
+  workspace_id: string;
+  /** As written: the ID token's `iss` and the discovery document's `issuer` must equal it to the character. */
+  issuer: string;
+  client_id: string;
+  /** Sealed with a master-key-derived key, bound to the workspace; never answered, logged or audited. */
+  client_secret_sealed: string;
+  /** 1: password login refused (SSO_REQUIRED) in the claimed domains, except for the workspace's Owners. */
+  enforce: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+/** D63: an email domain (lower-cased) and the one workspace that claims it. */
+export interface SsoDomainsTable {
+  domain: string;
+  workspace_id: string;
+}
+
+/** D63: a sign-in between its start and its callback, for any instance to finish (single use, 10 minutes). */
+export interface SsoFlowsTable {
+  /** SHA-256 of the `state` sent to the identity provider. */
+  state_hash: string;
+  workspace_id: string;
+  nonce: string;
+  /** The PKCE code verifier, sealed and bound to the state's hash. */
+  code_verifier_sealed: string;
+  /** SHA-256 of the browser-binding cookie set at the start (no login CSRF: ADR 0025). */
+  browser_hash: string;
+  expires_at: string;
+  created_at: string;
 }

@@ -16,6 +16,11 @@ declare module 'fastify' {
     auth?: AuthMode;
     /** The answer carries a session JWT (`token`): it is also set as the dashboard's session cookie. */
     issuesSession?: boolean;
+    /**
+     * A read-only route of one environment (`:id`, `:env`: pull, export): its authorization rows are read
+     * with the credential (services/identity/authn.ts `wanted`).
+     */
+    readsOneEnv?: boolean;
   }
   interface FastifyRequest {
     /** The caller of a route with `config.auth` (services/core/context.ts); routes without it have none. */
@@ -61,8 +66,14 @@ export function addRequestHooks(
     const mode = request.routeOptions.config.auth;
     if (mode && mode !== 'none') {
       const header = request.headers.authorization ?? sessionCookieCredential(request, mode);
-      const { principal, epoch } = await authenticate(deps.authn, header, mode, request.ip);
-      request.ctx = { deps, principal, epoch };
+      const config = request.routeOptions.config;
+      const params = request.params as { id?: unknown; env?: unknown };
+      const wanted =
+        config.readsOneEnv && typeof params.id === 'string' && typeof params.env === 'string'
+          ? { projectId: params.id, env: params.env }
+          : undefined;
+      const { principal, epoch, snapshot } = await authenticate(deps.authn, header, mode, request.ip, wanted);
+      request.ctx = { deps, principal, epoch, snapshot };
     }
   });
   // D58: every /v1/projects/:id... route also takes the project's slug; it is turned into the id here, before

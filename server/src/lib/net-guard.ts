@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
-import { get as httpGet } from 'node:http';
-import { get as httpsGet } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { validation } from './errors.js';
 
@@ -151,15 +151,21 @@ export function pinnedLookup(target: ResolvedAddress): LookupFunction {
 
 export class FetchFailed extends Error {}
 
+/** A POST instead of the GET (D63: a token request), with its form body and extra headers. */
+export interface GuardedPost {
+  body: string;
+  headers: Record<string, string>;
+}
+
 /**
- * A GET of a URL on the D5 rules (https, or http with private targets allowed; public addresses only unless
- * allowed; never link-local or metadata), connected to the checked address, not following redirects, the
- * whole exchange (DNS included) within `timeoutMs` and the body within `maxBytes`. Anything else throws
- * FetchFailed with a short reason that names no URL.
+ * A GET (or, with `post`, a POST) of a URL on the D5 rules (https, or http with private targets allowed; public
+ * addresses only unless allowed; never link-local or metadata), connected to the checked address, not
+ * following redirects, the whole exchange (DNS included) within `timeoutMs` and the body within `maxBytes`.
+ * Anything but a 200 throws FetchFailed with a short reason that names no URL.
  */
 export async function fetchGuarded(
   raw: string,
-  opts: { allowPrivate: boolean; resolve: Resolver; timeoutMs: number; maxBytes: number },
+  opts: { allowPrivate: boolean; resolve: Resolver; timeoutMs: number; maxBytes: number; post?: GuardedPost },
 ): Promise<Buffer> {
   let url: URL;
   try {
@@ -188,14 +194,20 @@ export async function fetchGuarded(
       if (e instanceof FetchFailed) throw e;
       throw new FetchFailed(e instanceof TargetRefused ? 'address refused (D5)' : 'host not resolved');
     }
-    const send = url.protocol === 'https:' ? httpsGet : httpGet;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const post = opts.post;
     return await new Promise<Buffer>((resolve, reject) => {
       const req = send({
         protocol: url.protocol,
+        method: post ? 'POST' : 'GET',
         hostname: host,
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
-        headers: { accept: 'application/json', 'user-agent': 'svcenv' },
+        headers: {
+          accept: 'application/json',
+          'user-agent': 'svcenv',
+          ...(post ? { ...post.headers, 'content-length': String(Buffer.byteLength(post.body)) } : {}),
+        },
         agent: false,
         lookup: pinnedLookup(target),
         signal: controller.signal,
@@ -223,6 +235,7 @@ export async function fetchGuarded(
         res.on('end', () => resolve(Buffer.concat(chunks)));
         res.on('error', () => reject(new FetchFailed(controller.signal.aborted ? 'timeout' : 'network error')));
       });
+      req.end(post?.body);
     });
   } finally {
     clearTimeout(timer);

@@ -6,42 +6,55 @@ import { REVISION_HEADER } from '../http/revisions.js';
 import { authenticate } from '../services/identity/authn.js';
 import { exportVars, pullWaiting } from '../services/pull/pull.js';
 
+/** Both read one environment and write nothing the authorization reads: one read for both (ADR 0007). */
+const oneEnv = { config: { readsOneEnv: true } };
+
 export async function pullRoutes(app: FastifyInstance) {
   // Spec variables rule 8: pull takes access tokens only; a JWT is 401.
-  route(app, ops.pull, async (req, reply) => {
-    const ifNoneMatch = req.headers['if-none-match'];
-    // D43: `wait` holds the answer while If-None-Match still matches; the credential is checked again
-    // before a held pull answers.
-    const result = await pullWaiting(
-      req.ctx,
-      {
-        ...what(req.params, req.query),
-        operator: req.headers['x-svcenv-client'] === 'operator',
-        wait: req.query.wait,
-        revision: req.query.revision,
-        keys: req.query.keys,
-        ifNoneMatch: (etag) => notModified(ifNoneMatch, etag),
-      },
-      async () => ({
-        deps: req.ctx.deps,
-        ...(await authenticate(req.ctx.deps.authn, req.headers.authorization, 'token', req.ip)),
-      }),
-    );
-    reply.header('etag', result.etag);
-    reply.header(REVISION_HEADER, String(result.revision));
-    // Which variables of the body are the server's context variables rather than the user's (ADR 0002):
-    // `svcenv run` scrubs every value but those, so a user variable that overrides one is scrubbed too.
-    if (result.context) reply.header('x-svcenv-context', result.context);
-    // D29: a matching If-None-Match gets 304 with no body.
-    if (notModified(ifNoneMatch, result.etag)) return reply.status(304).send();
-    return reply.type(result.contentType).send(result.body);
-  });
+  route(
+    app,
+    ops.pull,
+    async (req, reply) => {
+      const ifNoneMatch = req.headers['if-none-match'];
+      // D43: `wait` holds the answer while If-None-Match still matches; the credential is checked again
+      // before a held pull answers.
+      const result = await pullWaiting(
+        req.ctx,
+        {
+          ...what(req.params, req.query),
+          operator: req.headers['x-svcenv-client'] === 'operator',
+          wait: req.query.wait,
+          revision: req.query.revision,
+          keys: req.query.keys,
+          ifNoneMatch: (etag) => notModified(ifNoneMatch, etag),
+        },
+        async () => ({
+          deps: req.ctx.deps,
+          ...(await authenticate(req.ctx.deps.authn, req.headers.authorization, 'token', req.ip)),
+        }),
+      );
+      reply.header('etag', result.etag);
+      reply.header(REVISION_HEADER, String(result.revision));
+      // Which variables of the body are the server's context variables rather than the user's (ADR 0002):
+      // `svcenv run` scrubs every value but those, so a user variable that overrides one is scrubbed too.
+      if (result.context) reply.header('x-svcenv-context', result.context);
+      // D29: a matching If-None-Match gets 304 with no body.
+      if (notModified(ifNoneMatch, result.etag)) return reply.status(304).send();
+      return reply.type(result.contentType).send(result.body);
+    },
+    oneEnv,
+  );
 
-  route(app, ops.exportVars, async (req, reply) => {
-    const result = await exportVars(req.ctx, { ...what(req.params, req.query), reveal: req.query.reveal ?? false });
-    reply.header('content-disposition', `attachment; filename="${result.filename}"`);
-    return reply.type(result.contentType).send(result.body);
-  });
+  route(
+    app,
+    ops.exportVars,
+    async (req, reply) => {
+      const result = await exportVars(req.ctx, { ...what(req.params, req.query), reveal: req.query.reveal ?? false });
+      reply.header('content-disposition', `attachment; filename="${result.filename}"`);
+      return reply.type(result.contentType).send(result.body);
+    },
+    oneEnv,
+  );
 }
 
 /**

@@ -2,13 +2,14 @@ import type { SignupMode } from '@svcenv/contract';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { fetchAuthOptions, login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
-import { setToken } from '../api.js';
+import { ApiError, setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
 import { EmailField, NameField, NEW_PASSWORD, PasswordField } from '../components/TextField.js';
 import { useSubmit } from '../hooks.js';
 import { afterLogin } from '../lib/next.js';
 import { navigate } from '../router.js';
 import { Button, ErrorBanner, FormError, Link, Spinner } from '../ui.js';
+import { SsoErrorNotice, SsoForm, SsoRequired } from './SsoLogin.js';
 
 export function AuthCard({
   title,
@@ -34,9 +35,25 @@ export function AuthCard({
   );
 }
 
-/** Login, then the two-factor step when the account has it (spec: mfaRequired → verify-mfa). */
-export function LoginForm({ next = '/projects', email: invited = '' }: { next?: string; email?: string }) {
-  const [email, setEmail] = useState(invited);
+/**
+ * Login, then the two-factor step when the account has it (spec: mfaRequired → verify-mfa). `email` and
+ * `onEmail`: the page's address, shared with its SSO way; without them the form keeps its own.
+ */
+export function LoginForm({
+  next = '/projects',
+  email: invited = '',
+  onEmail,
+  onSsoRequired,
+}: {
+  next?: string;
+  email?: string;
+  onEmail?: (email: string) => void;
+  /** Told whether the last attempt was refused with SSO_REQUIRED (the page then offers SSO once, here). */
+  onSsoRequired?: (required: boolean) => void;
+}) {
+  const [ownEmail, setOwnEmail] = useState(invited);
+  const email = onEmail ? invited : ownEmail;
+  const setEmail = onEmail ?? setOwnEmail;
   const [password, setPassword] = useState('');
   const [mfaToken, setMfaToken] = useState<string | null>(null);
   const [code, setCode] = useState('');
@@ -69,6 +86,10 @@ export function LoginForm({ next = '/projects', email: invited = '' }: { next?: 
       </form>
     );
   }
+  // D63 enforce: an address whose workspace signs in by single sign-on gets the explanation and that way in.
+  const ssoRequired = error instanceof ApiError && error.code === 'SSO_REQUIRED';
+  const fieldError = ssoRequired ? undefined : error;
+  useEffect(() => onSsoRequired?.(ssoRequired), [ssoRequired, onSsoRequired]);
   return (
     <form
       class="stack"
@@ -78,17 +99,21 @@ export function LoginForm({ next = '/projects', email: invited = '' }: { next?: 
         else signedIn(res.token);
       })}
     >
-      <EmailField value={email} onValue={setEmail} error={error} autocomplete="username" autofocus />
+      <EmailField value={email} onValue={setEmail} error={fieldError} autocomplete="username" autofocus />
       <PasswordField
         label="Password"
         name="password"
         autocomplete="current-password"
         value={password}
         onValue={setPassword}
-        error={error}
+        error={fieldError}
       />
-      <FormError error={error} fields={['email', 'password']} />
-      <Button type="submit" variant="primary" busy={busy}>
+      {ssoRequired ? (
+        <SsoRequired email={email} next={next} />
+      ) : (
+        <FormError error={error} fields={['email', 'password']} />
+      )}
+      <Button type="submit" variant={ssoRequired ? 'secondary' : 'primary'} busy={busy}>
         Log in
       </Button>
     </form>
@@ -101,6 +126,9 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
   const [email, setEmail] = useState(invited);
   const [password, setPassword] = useState('');
   const { busy, error, submit } = useSubmit();
+  // D63 enforce: such an address gets its account from its first single sign-on, not from this form.
+  const ssoRequired = error instanceof ApiError && error.code === 'SSO_REQUIRED';
+  const fieldError = ssoRequired ? undefined : error;
   return (
     <form
       class="stack"
@@ -115,20 +143,24 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
         autocomplete="name"
         value={name}
         onValue={setName}
-        error={error}
+        error={fieldError}
         required
         autofocus
       />
-      <EmailField label="Work email" autocomplete="email" value={email} onValue={setEmail} error={error} />
+      <EmailField label="Work email" autocomplete="email" value={email} onValue={setEmail} error={fieldError} />
       <PasswordField
         label="Password"
         name="password"
         {...NEW_PASSWORD}
         value={password}
         onValue={setPassword}
-        error={error}
+        error={fieldError}
       />
-      <FormError error={error} fields={['name', 'email', 'password']} />
+      {ssoRequired ? (
+        <SsoRequired email={email} next={next} />
+      ) : (
+        <FormError error={error} fields={['name', 'email', 'password']} />
+      )}
       <Button type="submit" variant="primary" busy={busy}>
         Create account
       </Button>
@@ -136,9 +168,25 @@ export function SignupForm({ next = '/projects', email: invited = '' }: { next?:
   );
 }
 
-/** `reset=done`: arrived from a finished password reset (pages/ResetPassword.tsx, D54). */
-export function LoginPage({ notice, next }: { notice?: string | null; next?: string | null }) {
+/**
+ * `reset=done`: arrived from a finished password reset (pages/ResetPassword.tsx, D54). `ssoError`: a single
+ * sign-on came back refused (D63), shown in words by its reason.
+ */
+export function LoginPage({
+  notice,
+  next,
+  ssoError,
+}: {
+  notice?: string | null;
+  next?: string | null;
+  ssoError?: string | null;
+}) {
   const mode = useSignupMode();
+  const [way, setWay] = useState<'password' | 'sso'>('password');
+  const [email, setEmail] = useState('');
+  // While the password form shows its own SSO offer (SSO_REQUIRED), the general one below would repeat it.
+  const [ssoRequired, setSsoRequired] = useState(false);
+  const after = afterLogin(next ?? null);
   return (
     <AuthCard title="Welcome back" subtitle="Log in to manage your configuration and secrets.">
       {notice === 'done' && (
@@ -146,7 +194,22 @@ export function LoginPage({ notice, next }: { notice?: string | null; next?: str
           Your password has been changed and every session signed out. Log in with the new password.
         </div>
       )}
-      <LoginForm next={afterLogin(next ?? null)} />
+      <SsoErrorNotice reason={ssoError ?? null} />
+      {way === 'sso' ? (
+        <SsoForm email={email} onEmail={setEmail} next={after} onPassword={() => setWay('password')} />
+      ) : (
+        <>
+          <LoginForm next={after} email={email} onEmail={setEmail} onSsoRequired={setSsoRequired} />
+          {!ssoRequired && (
+            <>
+              <div class="auth-or" aria-hidden="true">
+                <span>or</span>
+              </div>
+              <Button onClick={() => setWay('sso')}>Sign in with SSO</Button>
+            </>
+          )}
+        </>
+      )}
       <p class="auth-alt">
         <Link to="/forgot-password">Forgot password?</Link>
       </p>

@@ -1,6 +1,6 @@
 import type { ProjectAccessView } from '@svcenv/contract';
 import type { Selectable } from 'kysely';
-import { cachedRows, readEpoch } from '../../db/epoch-cache.js';
+import { cachedRows, type RowSnapshot, readEpoch } from '../../db/epoch-cache.js';
 import { hotQuery } from '../../db/hot-query.js';
 import type { Db } from '../../db/index.js';
 import type { ProjectsTable } from '../../db/schema.js';
@@ -44,6 +44,17 @@ export interface EnvFull extends EnvRow {
 export type EnvNeed = 'read' | 'write' | 'direct-write' | 'admin' | 'visible';
 type VarNeed = 'read' | 'write' | 'direct-write';
 
+/**
+ * The keys the authorization rows are cached under (db/epoch-cache.ts), also those a read-only request's
+ * snapshot holds (services/identity/authn.ts).
+ */
+export const accessRowKeys = {
+  project: (projectId: string, workspaceId: string) => `project|${projectId}|${workspaceId}`,
+  member: (projectId: string, userId: string) => `member|${projectId}|${userId}`,
+  overrides: (projectId: string, userId: string) => `overrides|${projectId}|${userId}`,
+  env: (projectId: string, name: string) => `env|${projectId}|${name}`,
+};
+
 /** One environment of one project, as every environment route names it. */
 export interface EnvTarget {
   projectId: string;
@@ -69,9 +80,10 @@ export interface EnvRequest extends EnvTarget {
  */
 export async function authorizeEnv(ctx: Ctx, req: EnvRequest): Promise<{ access: ProjectAccess; env: EnvFull }> {
   const at = req.readOnly ? (ctx.epoch ?? readEpoch(ctx.deps.db)) : undefined;
-  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, req.projectId, at);
+  const snapshot = req.readOnly ? ctx.snapshot : undefined;
+  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, req.projectId, at, snapshot);
   if (req.need === 'admin') requireProjectAdmin(access);
-  const env = await findEnv(ctx.deps.db, req.projectId, req.env, at);
+  const env = await findEnv(ctx.deps.db, req.projectId, req.env, at, snapshot);
   if (req.need === 'read' || req.need === 'write' || req.need === 'direct-write') requireVarNeed(access, env, req.need);
   return { access, env };
 }
@@ -108,7 +120,13 @@ export async function authorizeProject(
   readOnly = false,
 ): Promise<ProjectAccess> {
   const at = readOnly ? (ctx.epoch ?? readEpoch(ctx.deps.db)) : undefined;
-  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, projectId, at);
+  const access = await loadProjectAccess(
+    ctx.deps.db,
+    ctx.principal,
+    projectId,
+    at,
+    readOnly ? ctx.snapshot : undefined,
+  );
   if (need === 'admin') requireProjectAdmin(access);
   if (need === 'owner') requireOwner(ctx.principal);
   return access;
@@ -142,13 +160,16 @@ async function loadProjectAccess(
   projectId: string,
   /** A read-only request's counter value (EnvRequest.readOnly). */
   at?: number,
+  /** A read-only request's rows read with its credential (Ctx.snapshot). */
+  snapshot?: RowSnapshot,
 ): Promise<ProjectAccess> {
   const q = accessQueries(db);
   const [project] = await cachedRows(
     db,
-    `project|${projectId}|${principal.workspaceId}`,
+    accessRowKeys.project(projectId, principal.workspaceId),
     () => q.project(projectId, principal.workspaceId),
     at,
+    snapshot,
   );
   if (!project) throw notFound('project');
   if (principal.token?.projectId && principal.token.projectId !== projectId) {
@@ -158,16 +179,18 @@ async function loadProjectAccess(
 
   const [member] = await cachedRows(
     db,
-    `member|${projectId}|${principal.userId}`,
+    accessRowKeys.member(projectId, principal.userId),
     () => q.member(projectId, principal.userId),
     at,
+    snapshot,
   );
   if (!member) throw notFound('project');
   const rows = await cachedRows(
     db,
-    `overrides|${projectId}|${principal.userId}`,
+    accessRowKeys.overrides(projectId, principal.userId),
     () => q.overrides(projectId, principal.userId),
     at,
+    snapshot,
   );
   return accessOf(principal, project, member.role, rows);
 }
@@ -310,8 +333,14 @@ function compileAccessQueries(db: Db) {
 }
 
 /** An environment of a project by name (compiled query; see accessQueries), or 404. */
-async function findEnv(db: Db, projectId: string, name: string, at?: number): Promise<EnvFull> {
-  const [env] = await cachedRows(db, `env|${projectId}|${name}`, () => accessQueries(db).env(projectId, name), at);
+async function findEnv(db: Db, projectId: string, name: string, at?: number, snapshot?: RowSnapshot): Promise<EnvFull> {
+  const [env] = await cachedRows(
+    db,
+    accessRowKeys.env(projectId, name),
+    () => accessQueries(db).env(projectId, name),
+    at,
+    snapshot,
+  );
   if (!env) throw notFound(`environment "${name}"`);
   return env;
 }

@@ -1,3 +1,4 @@
+import type { RowSnapshot } from '../../db/epoch-cache.js';
 import type { Deps } from './deps.js';
 import type { Principal } from './principal.js';
 
@@ -16,12 +17,18 @@ export interface Ctx {
    * reads after its own write would miss that write.
    */
   epoch: number | undefined;
+  /**
+   * A read-only request's authorization rows, read with its credential in one query where no epoch cache
+   * serves them (PostgreSQL; db/epoch-cache.ts `RowSnapshot`). Like `epoch`, only read-only requests use it.
+   */
+  snapshot?: RowSnapshot | undefined;
 }
 
-/** What authentication establishes: the principal, and the counter value its rows were read at. */
+/** What authentication establishes: the principal, and the counter value (or the rows) its rows were read at. */
 export interface Authenticated {
   principal: Principal;
   epoch: number | undefined;
+  snapshot?: RowSnapshot | undefined;
 }
 
 /** A context for work done on behalf of someone without a request (sign-in, before any session). */

@@ -10,6 +10,7 @@ import type { AuditBatcher } from '../../runtime/audit-batcher.js';
 import type { AuthnQueries, JwtCodec, VerifiedTokenCache } from '../../runtime/credentials.js';
 import type { EnvWatch } from '../../runtime/env-watch.js';
 import type { IssuerKeyCache } from '../../runtime/issuer-keys.js';
+import type { OidcDiscovery } from '../../runtime/oidc-discovery.js';
 import type { RenderCache } from '../../runtime/render-cache.js';
 import type { UnchangedPullAudits } from '../../runtime/unchanged-pulls.js';
 import type { PlainVar } from './values.js';
@@ -43,8 +44,10 @@ export interface Deps {
   watch: EnvWatch;
   /** Rate limits (D14, D11), shared by all instances through Redis when REDIS_URL is set (D2). */
   limiter: RateLimiter;
-  /** D60: the signing keys of workload-identity issuers (services/identity/oidc.ts). */
+  /** D60, D63: the signing keys of workload-identity and single sign-on issuers (services/identity/oidc.ts, sso.ts). */
   issuerKeys: IssuerKeyCache;
+  /** D63: single sign-on issuers' discovery documents, and their token requests (services/identity/sso.ts). */
+  oidcDiscovery: OidcDiscovery;
   /** Master-key-derived keys for TOTP secrets and backup code digests (services/identity/mfa.ts). */
   accountKeys: AccountKeys;
 }
@@ -66,6 +69,8 @@ export interface AccountKeys {
   mfaSecret: Buffer;
   /** HMAC key of backup code digests. */
   backupCode: Buffer;
+  /** D63: seals single sign-on client secrets and the PKCE verifiers of flows in progress. */
+  sso: Buffer;
 }
 
 /** A pull's environment, decrypted and resolved for one reader, as the render cache keeps it. */

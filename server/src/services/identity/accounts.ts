@@ -14,6 +14,7 @@ import { signSessionJwt } from './authn.js';
 import { queueVerificationEmail } from './email-verification.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
 import { createMfaChallenge, redeemMfaChallenge } from './mfa.js';
+import { assertPasswordLoginAllowed, assertSignupWithoutSso, NO_PASSWORD_HASH } from './sso-policy.js';
 
 /** D8: argon2id (the library's default algorithm) with OWASP-recommended memory and time cost. */
 const ARGON = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
@@ -86,6 +87,7 @@ export async function signup(deps: Deps, input: { name: string; email: string; p
   await refuseCommonPassword(input.password, 'password');
   const email = normalizeEmail(input.email);
   await assertSignupAllowed(deps.db, await signupModeOf(deps.db, deps), email, deps.clock.now());
+  await assertSignupWithoutSso(deps.db, email);
   const passwordHash = await argonHash(input.password, ARGON);
   const now = deps.clock.now().toISOString();
   const userId = newId();
@@ -147,8 +149,25 @@ export async function login(deps: Deps, input: { email: string; password: string
     .where('email', '=', email)
     .executeTakeFirst();
   dummyHash ??= argonHash('svcenv-dummy-password', ARGON);
-  const ok = await argonVerify(user?.password_hash ?? (await dummyHash), input.password).catch(() => false);
+  // An account made by single sign-on has no password (D63): checked against the dummy, for the same time,
+  // and refused like a wrong password whatever was typed.
+  const hasPassword = user !== undefined && user.password_hash !== NO_PASSWORD_HASH;
+  const ok =
+    (await argonVerify(hasPassword ? user.password_hash : await dummyHash, input.password).catch(() => false)) &&
+    hasPassword;
   const workspaceId = user ? await landingWorkspace(deps.db, user.id) : null;
+  try {
+    await assertPasswordLoginAllowed(deps.db, email, user, ok);
+  } catch (e) {
+    if (!ok) await recordAccountFailure(deps.limiter, email);
+    if (user && workspaceId) {
+      await recordChange(deps.db, actingAs(deps, userActor(user.id, workspaceId)), {
+        action: 'auth.login_failed',
+        detail: { reason: 'sso_required' },
+      });
+    }
+    throw e;
+  }
   if (!user || !ok || !workspaceId) {
     if (!ok) await recordAccountFailure(deps.limiter, email);
     if (user && workspaceId) {

@@ -3,6 +3,7 @@ import { Operator } from './Operator.js';
 import { Password } from './Password.js';
 import { Plan } from './Plan.js';
 import { Profile } from './Profile.js';
+import { SingleSignOn } from './SingleSignOn.js';
 import { TwoFactor } from './TwoFactor.js';
 import { WorkspaceName } from './WorkspaceName.js';
 
@@ -17,6 +18,7 @@ export function SettingsPage() {
         <WorkspaceName />
         <Plan />
         <Operator />
+        <SingleSignOn />
       </div>
     </>
   );

@@ -1,0 +1,102 @@
+/**
+ * ADR 0007: what a pull reads before it answers. On PostgreSQL a pull's token, project, environment and the
+ * caller's role are one query (services/identity/authn.ts tokensWithGrant); on SQLite the epoch cache serves
+ * them after one counter read (server/test/epoch-cache.test.ts). Every statement the server's PostgreSQL
+ * clients send is recorded (observed, not replaced) while one pull runs. The permission semantics of the same
+ * path, for every role, override and token kind, are server/test/authz-matrix.test.ts.
+ */
+import { operations as ops } from '@svcenv/contract/operations';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createProject,
+  createToken,
+  signupUser,
+  startApp,
+  TEST_DATABASE_URL,
+  type TestApp,
+  upsert,
+} from './harness.js';
+
+/** The tables authentication and authorization read. */
+const AUTH_TABLES = /"(access_tokens|projects|environments|project_members|env_permissions|workspace_members)"/;
+
+describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query (PostgreSQL)', () => {
+  let app: TestApp;
+  const sent: string[] = [];
+  let recording = false;
+  const query = pg.Client.prototype.query;
+  beforeAll(async () => {
+    app = await startApp();
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const q = args[0] as string | { text?: string };
+      if (recording) sent.push(typeof q === 'string' ? q : (q.text ?? ''));
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+  });
+  afterAll(async () => {
+    pg.Client.prototype.query = query;
+    await app.stop();
+  });
+
+  /** The statements that read authorization rows while `run` runs. */
+  async function authReads(run: () => Promise<unknown>) {
+    sent.length = 0;
+    recording = true;
+    try {
+      await run();
+    } finally {
+      recording = false;
+    }
+    return sent.filter((q) => /^\s*select/i.test(q) && AUTH_TABLES.test(q));
+  }
+
+  it('one read for a pull by id, a 304, and an export; the rows are the usual ones', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { name: 'One Read' });
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'secret' }]);
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    const dev = { id: p.id, env: 'dev' };
+    await app.call(ops.pull, { params: dev }, token); // resolved and cached
+    let res!: Awaited<ReturnType<TestApp['request']>>;
+    expect(await authReads(async () => (res = await app.call(ops.pull, { params: dev }, token)))).toHaveLength(1);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('SVCENV_PROJECT_NAME="One Read"');
+    const etag = res.headers.get('etag')!;
+    const reads = await authReads(
+      async () => (res = await app.call(ops.pull, { params: dev, headers: { 'if-none-match': etag } }, token)),
+    );
+    expect(res.status).toBe(304);
+    expect(reads).toHaveLength(1);
+    expect(await authReads(async () => (res = await app.call(ops.exportVars, { params: dev }, token)))).toHaveLength(1);
+    expect(res.status).toBe(200);
+  });
+
+  it('answers as before where the one read finds nothing: a slug, an unknown environment, another workspace', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { name: 'Slugged' });
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    // D58: the slug is turned into the id after authentication; the usual reads serve it.
+    expect((await app.request('GET', `/v1/projects/${p.slug}/envs/dev/pull`, { token })).status).toBe(200);
+    const missing = await app.request('GET', `/v1/projects/${p.id}/envs/nope/pull`, { token });
+    expect(missing.status).toBe(404);
+    const stranger = await signupUser(app, 'Stranger');
+    const theirs = await createProject(app, stranger.jwt, { name: 'Theirs' });
+    // D23: a project of another workspace is 404, whatever the token.
+    expect((await app.request('GET', `/v1/projects/${theirs.id}/envs/dev/pull`, { token })).status).toBe(404);
+  });
+
+  it('sees a revocation and a project restriction on the very next pull', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { name: 'Revoked' });
+    const other = await createProject(app, jwt, { name: 'Other' });
+    const restricted = await createToken(app, jwt, { scope: 'read', projectId: other.id });
+    expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: restricted.token })).status).toBe(
+      403,
+    );
+    const t = await createToken(app, jwt, { scope: 'read' });
+    expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: t.token })).status).toBe(200);
+    expect((await app.request('DELETE', `/v1/tokens/${t.id}`, { token: jwt })).status).toBe(204);
+    expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: t.token })).status).toBe(401);
+  });
+});
