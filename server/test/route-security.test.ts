@@ -17,6 +17,9 @@ const PUBLIC = new Set([
   // D60: the platform JWT is the credential
   'POST /v1/auth/oidc',
   'GET /v1/auth/options',
+  // D63: single sign-on starts without a credential and ends by making one
+  'GET /v1/auth/sso/start',
+  'GET /v1/auth/sso/callback',
   'GET /healthz',
   'GET /readyz',
   'POST /v1/auth/logout',
