@@ -58,6 +58,32 @@ export class JwtCodec {
   }
 }
 
+/** An access token's row with its creator and the creator's workspace role: what authentication checks. */
+function tokenRows(db: Db) {
+  return db
+    .selectFrom('access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.created_by')
+    .leftJoin('workspace_members as m', (j) =>
+      j.onRef('m.workspace_id', '=', 't.workspace_id').onRef('m.user_id', '=', 't.created_by'),
+    )
+    .select([
+      't.id',
+      't.name',
+      't.token_hash',
+      't.scope',
+      't.envs',
+      't.project_id',
+      't.workspace_id',
+      't.expires_at',
+      't.revoked_at',
+      't.last_used_at',
+      't.trusted_cidrs',
+      'u.id as user_id',
+      'u.name as user_name',
+      'm.ws_role',
+    ]);
+}
+
 /** The queries every authenticated request runs, compiled once (db/hot-query.ts). */
 export function authnQueries(db: Db) {
   return {
@@ -69,31 +95,7 @@ export function authnQueries(db: Db) {
         .where('u.id', '=', userId)
         .where('m.workspace_id', '=', workspaceId),
     ),
-    tokensByPrefix: hotQuery(db, 1, (prefix: string) =>
-      db
-        .selectFrom('access_tokens as t')
-        .innerJoin('users as u', 'u.id', 't.created_by')
-        .leftJoin('workspace_members as m', (j) =>
-          j.onRef('m.workspace_id', '=', 't.workspace_id').onRef('m.user_id', '=', 't.created_by'),
-        )
-        .select([
-          't.id',
-          't.name',
-          't.token_hash',
-          't.scope',
-          't.envs',
-          't.project_id',
-          't.workspace_id',
-          't.expires_at',
-          't.revoked_at',
-          't.last_used_at',
-          't.trusted_cidrs',
-          'u.id as user_id',
-          'u.name as user_name',
-          'm.ws_role',
-        ])
-        .where('t.token_prefix', '=', prefix),
-    ),
+    tokensByPrefix: hotQuery(db, 1, (prefix: string) => tokenRows(db).where('t.token_prefix', '=', prefix)),
     /**
      * A pull's or an export's whole authorization in one read, where no epoch cache serves the rows
      * (PostgreSQL): tokensByPrefix's columns, and beside them the project (in the token's workspace), the
@@ -101,12 +103,7 @@ export function authnQueries(db: Db) {
      * override (services/identity/authn.ts, ADR 0007).
      */
     tokensWithGrant: hotQuery(db, 3, (prefix: string, projectId: string, env: string) =>
-      db
-        .selectFrom('access_tokens as t')
-        .innerJoin('users as u', 'u.id', 't.created_by')
-        .leftJoin('workspace_members as m', (j) =>
-          j.onRef('m.workspace_id', '=', 't.workspace_id').onRef('m.user_id', '=', 't.created_by'),
-        )
+      tokenRows(db)
         .leftJoin('projects as p', (j) => j.on('p.id', '=', projectId).onRef('p.workspace_id', '=', 't.workspace_id'))
         .leftJoin('environments as e', (j) => j.onRef('e.project_id', '=', 'p.id').on('e.name', '=', env))
         .leftJoin('project_members as pm', (j) =>
@@ -116,20 +113,6 @@ export function authnQueries(db: Db) {
           j.onRef('o.project_id', '=', 'p.id').onRef('o.user_id', '=', 't.created_by'),
         )
         .select([
-          't.id',
-          't.name',
-          't.token_hash',
-          't.scope',
-          't.envs',
-          't.project_id',
-          't.workspace_id',
-          't.expires_at',
-          't.revoked_at',
-          't.last_used_at',
-          't.trusted_cidrs',
-          'u.id as user_id',
-          'u.name as user_name',
-          'm.ws_role',
           'p.id as p_id',
           'p.workspace_id as p_workspace_id',
           'p.name as p_name',
