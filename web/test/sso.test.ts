@@ -180,15 +180,18 @@ describe.skipIf(!chromiumAvailable())('single sign-on in the dashboard (D63)', (
   });
 
   it('never shows the card to a Member', async () => {
-    const tab = await openTab(browser, server.url, 1280);
-    await signIn(tab, server.url, memberJwt);
-    try {
-      await tab.page.goto('/settings');
-      await tab.page.getByRole('region', { name: 'Password' }).waitFor();
-      expect(await tab.page.getByRole('region', { name: 'Single sign-on' }).count()).toBe(0);
-      expect(tab.problems).toEqual([]);
-    } finally {
-      await tab.page.close();
+    for (const width of [1280, 390]) {
+      const tab = await openTab(browser, server.url, width);
+      await signIn(tab, server.url, memberJwt);
+      try {
+        await tab.page.goto('/settings');
+        await tab.page.getByRole('region', { name: 'Password' }).waitFor();
+        expect(await tab.page.getByRole('region', { name: 'Single sign-on' }).count()).toBe(0);
+        await shot(tab.page, `sso-settings-member-${width}`);
+        expect(tab.problems).toEqual([]);
+      } finally {
+        await tab.page.close();
+      }
     }
   });
 
