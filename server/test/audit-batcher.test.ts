@@ -44,4 +44,39 @@ describe(`audit group commit (${dialectName})`, () => {
     // rows are both committed, in whichever order their retries reach the database.
     expect(keys.map((k) => k.target_key).sort()).toEqual(['first', 'last']);
   });
+
+  it('stores every text of a batch as given: quotes, backslashes, braces, commas, NULL-like text, empty', async () => {
+    // PostgreSQL receives a batch as one array per column (db/index.ts): each element must arrive as written.
+    const { jwt } = await signupUser(srv, 'Texts');
+    const p = await createProject(srv, jwt);
+    const [ws] = await srv.db.db.selectFrom('projects').select('workspace_id').where('id', '=', p.id).execute();
+    const texts = ['a "quoted", {braced} \\ back\\slash', 'NULL', '', "it's ünïcødé ✓\nnew line", '{}', ' , '];
+    const rows = texts.map((t, i) => ({
+      workspace_id: ws!.workspace_id,
+      project_id: p.id,
+      action: 'texts.check',
+      target_key: t,
+      target_env: i % 2 ? null : t,
+      actor_id: null,
+      actor_type: 'token' as const,
+      detail: i === 1 ? null : JSON.stringify({ t }),
+      created_at: new Date(Date.UTC(2026, 10, 28, 1, 2, 3, i)).toISOString(),
+    }));
+    await srv.db.insertAuditRows(rows);
+    const back = await srv.db.db
+      .selectFrom('audit_logs')
+      .select(['target_key', 'target_env', 'detail', 'created_at', 'project_id'])
+      .where('action', '=', 'texts.check')
+      .orderBy('id')
+      .execute();
+    expect(back).toEqual(
+      rows.map((r) => ({
+        target_key: r.target_key,
+        target_env: r.target_env,
+        detail: r.detail,
+        created_at: r.created_at,
+        project_id: r.project_id,
+      })),
+    );
+  });
 });

@@ -222,31 +222,35 @@ describe(`audit compact keys (${dialectName})`, () => {
     const p = await createProject(app, owner.jwt, { name: 'before' });
     await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
     const { token } = await createToken(app, owner.jwt, { scope: 'read' });
-    // Back to the text keys (and, on PostgreSQL, created_at as text), as a database of before the migration.
-    await compactKeys.down(app.db.db, app.db.dialect);
-    // Entries written then, by the writers as they are: a pull (the group commit), and rows of every shape,
-    // with ties in time and no project or actor.
+    // A pull's entry (the group commit), then back to the text keys (and, on PostgreSQL, created_at as text
+    // in the ISO form every writer used), as a database of before the migration.
     const pull = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
     expect(pull.status, pull.text).toBe(200);
+    await compactKeys.down(app.db.db, app.db.dialect);
+    // Entries written then, as the writers of then wrote them (one multi-row insert; today's PostgreSQL group
+    // commit sends typed arrays for the migrated columns), with ties in time and no project or actor.
     const { workspace_id } = await app.db.db
       .selectFrom('projects')
       .select('workspace_id')
       .where('id', '=', p.id)
       .executeTakeFirstOrThrow();
     const at = '2026-02-03T04:05:06.789Z';
-    await app.db.insertAuditRows(
-      Array.from({ length: 5 }, (_, i) => ({
-        workspace_id,
-        project_id: i % 2 ? p.id : null,
-        action: i % 2 ? 'var.update' : 'token.create',
-        target_key: i % 2 ? 'A' : null,
-        target_env: i % 2 ? 'dev' : null,
-        actor_id: i === 4 ? null : owner.user.id,
-        actor_type: 'user' as const,
-        detail: i === 3 ? null : JSON.stringify({ i }),
-        created_at: i < 3 ? at : new Date(Date.parse(at) + i).toISOString(),
-      })),
-    );
+    await app.db.db
+      .insertInto('audit_logs')
+      .values(
+        Array.from({ length: 5 }, (_, i) => ({
+          workspace_id,
+          project_id: i % 2 ? p.id : null,
+          action: i % 2 ? 'var.update' : 'token.create',
+          target_key: i % 2 ? 'A' : null,
+          target_env: i % 2 ? 'dev' : null,
+          actor_id: i === 4 ? null : owner.user.id,
+          actor_type: 'user' as const,
+          detail: i === 3 ? null : JSON.stringify({ i }),
+          created_at: i < 3 ? at : new Date(Date.parse(at) + i).toISOString(),
+        })),
+      )
+      .execute();
     const read = async () =>
       (await selectAuditEntries(app.db.db).where('a.workspace_id', '=', workspace_id).orderBy('a.id').execute()).map(
         presentAuditEntry,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import {
+  CompiledQuery,
   type Insertable,
   Kysely,
   type Migration,
@@ -64,6 +65,33 @@ pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 const parseTimestamptz = pg.types.getTypeParser(1184);
 pg.types.setTypeParser(1184, (v) => (parseTimestamptz(v) as Date).toISOString());
 
+/** audit_logs' columns as the writers insert them (the id is generated). */
+const AUDIT_COLUMNS = [
+  'workspace_id',
+  'project_id',
+  'action',
+  'target_key',
+  'target_env',
+  'actor_id',
+  'actor_type',
+  'detail',
+  'created_at',
+] as const satisfies readonly (keyof Insertable<AuditLogsTable>)[];
+
+/**
+ * PostgreSQL's audit group commit: a batch of any size as one array per column, so the statement's text never
+ * changes and it runs as a named prepared statement (prepareHotQueries): a batch costs PostgreSQL no parse
+ * or plan, and the server no query building (a multi-row VALUES list had a new text for every batch size).
+ */
+const PG_AUDIT_INSERT = `insert into audit_logs (${AUDIT_COLUMNS.join(', ')}) select * from unnest(${AUDIT_COLUMNS.map(
+  (c, i) => `$${i + 1}::${c === 'created_at' ? 'timestamptz' : 'text'}[]`,
+).join(', ')})`;
+preparedNames.set(PG_AUDIT_INSERT, 'svcenv_audit_insert');
+
+function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
+  return AUDIT_COLUMNS.map((c) => rows.map((r) => r[c] ?? null));
+}
+
 /**
  * Opens the embedded SQLite database in `dataDir` (D1) or PostgreSQL at `databaseUrl` (D2).
  * SQLite runs in WAL mode with synchronous=FULL: an acknowledged write survives power loss.
@@ -78,7 +106,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       db,
       dialect: 'postgres',
       insertAuditRows: async (rows) => {
-        await db.insertInto('audit_logs').values(rows).execute();
+        await db.executeQuery(CompiledQuery.raw(PG_AUDIT_INSERT, pgAuditArrays(rows)));
       },
       pruneAuditBatch: async (workspaceId, cutoff, limit) => {
         // PostgreSQL keeps a deleted entry in the indexes until vacuum, so each batch of a run would walk
