@@ -5,6 +5,7 @@
  * of the fastest possible server on this machine):
  *   1. floor; 2. pull of 100 variables (10 with references) by an access token; 3. conditional pull (304);
  *   4. GET /bench/floor of the svcenv server itself (a constant 2 KB text: the framework's own cost);
+ *   on PostgreSQL also the bare server making one database read per request (the ceiling of one read);
  *   5. the same pull after seeding BENCH_SEED (default 1,000) other projects of 100 variables each.
  * Settings: BENCH_CONNECTIONS (default 10), BENCH_DATABASE_URL (PostgreSQL: each server gets a fresh schema;
  * unset: SQLite), BENCH_BASELINE (a checkout of another build, e.g. `git worktree add ../base 8e6a448` and
@@ -15,7 +16,8 @@
  * in interleaved rounds (floor, pull, 304, floor, pull, 304, ...) and each figure is the median of its
  * rounds; a ratio is the median of the per-round ratios, each against the floor of its own round.
  * Beside req/s each load reports the server process's CPU time per request (all its threads, from
- * /proc): the neighbours' load moves throughput from round to round far more than it moves that.
+ * /proc, and the request thread's part): the neighbours' load moves throughput from round to round far more
+ * than it moves that.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,9 +33,12 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL;
 const BASELINE = process.env.BENCH_BASELINE;
 
-/** A process's CPU time (user + system, all threads) in µs; NaN where /proc is missing. */
-function cpuMicros(pid: number): number {
-  const stat = `/proc/${pid}/stat`;
+/**
+ * A process's CPU time (user + system) in µs, all its threads or (`thread`) only the one that serves requests,
+ * whose id is the process's; NaN where /proc is missing.
+ */
+function cpuMicros(pid: number, thread = false): number {
+  const stat = thread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
   if (!existsSync(stat)) return Number.NaN;
   const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime, stime in clock ticks (USER_HZ 100)
@@ -41,13 +46,17 @@ function cpuMicros(pid: number): number {
 
 async function load(url: string, headers: Record<string, string>, pid: number) {
   const cpu0 = cpuMicros(pid);
+  const main0 = cpuMicros(pid, true);
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
   const cpuPerRequest = (cpuMicros(pid) - cpu0) / r.requests.total;
+  // The request thread's part: a closed loop of connections is bound by it when it is near a whole core.
+  const mainPerRequest = (cpuMicros(pid, true) - main0) / r.requests.total;
   if (r.non2xx > 0 && !headers['if-none-match']) throw new Error(`${url}: ${r.non2xx} non-2xx responses`);
   return {
     rps: r.requests.average,
     p99: r.latency.p99,
     cpuPerRequest,
+    mainPerRequest,
     statuses: { '2xx': r['2xx'], '3xx': r['3xx'], non2xx: r.non2xx },
   };
 }
@@ -80,6 +89,7 @@ async function rounds(loads: Record<string, () => Promise<Load>>) {
         rps: median(rs.map((x) => x.rps)),
         p99: median(rs.map((x) => x.p99)),
         cpu: median(rs.map((x) => x.cpuPerRequest)),
+        main: median(rs.map((x) => x.mainPerRequest)),
         ratio: median(rs.map((x, i) => x.rps / floor[i]!.rps)),
         ratios: rs.map((x, i) => x.rps / floor[i]!.rps),
       },
@@ -90,7 +100,7 @@ type Figure = Awaited<ReturnType<typeof rounds>>[string];
 
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const row = (name: string, f: Figure) =>
-  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   server CPU ${f.cpu.toFixed(0).padStart(4)} µs/req   (rounds: ${f.ratios.map(pct).join(', ')})`;
+  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   server CPU ${f.cpu.toFixed(0).padStart(4)} µs/req (request thread ${f.main.toFixed(0).padStart(3)})   (rounds: ${f.ratios.map(pct).join(', ')})`;
 
 /**
  * The disk's part of every pull: the fdatasync latency of a small append in the server's data directory,
@@ -119,17 +129,28 @@ function fdatasyncMicros(dir: string, n = 500) {
 
 /**
  * The floor: a bare node:http server in a process of its own (the same Node as the server), answering `body`
- * with the pull's content type; nothing of svcenv runs in it.
+ * with the pull's content type; nothing of svcenv runs in it. With `pgUrl`, the same server first makes one
+ * PostgreSQL read per request (a prepared `select` of one row, through the `pg` pool the server uses): the
+ * ceiling of any design that reads the database once per request (the one authorization read a pull keeps,
+ * so that a revocation is seen by the next request on every instance), on this machine's cores.
  */
-async function bareFloor(body: string): Promise<{ url: string; pid: number; stop: () => void }> {
+async function bareFloor(body: string, pgUrl?: string): Promise<{ url: string; pid: number; stop: () => void }> {
   const script = `
     const body = Buffer.from(process.env.FLOOR_BODY, 'base64');
     const headers = { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) };
-    const server = require('node:http').createServer((req, res) => { res.writeHead(200, headers); res.end(body); });
+    const pool = process.env.FLOOR_PG ? new (require('pg').Pool)({ connectionString: process.env.FLOOR_PG, max: 10 }) : null;
+    const read = { name: 'floor', text: 'select $1::text as path, now() as at' };
+    const server = require('node:http').createServer(async (req, res) => {
+      if (pool) await pool.query({ ...read, values: [req.url] });
+      res.writeHead(200, headers);
+      res.end(body);
+    });
     server.keepAliveTimeout = 60000;
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
   const child = spawn(process.execPath, ['-e', script], {
-    env: { ...process.env, FLOOR_BODY: Buffer.from(body).toString('base64') },
+    // server/: where `pg` is a dependency.
+    cwd: join(repoRoot, 'server'),
+    env: { ...process.env, FLOOR_BODY: Buffer.from(body).toString('base64'), FLOOR_PG: pgUrl ?? '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [line] = (await once(child.stdout!, 'data')) as [Buffer];
@@ -218,12 +239,18 @@ const current = await serve(undefined, ENV);
 const baseline = BASELINE ? await serve(BASELINE, ENV) : null;
 const srv = current.srv;
 let bare: Awaited<ReturnType<typeof bareFloor>> | undefined;
+let bareWithRead: Awaited<ReturnType<typeof bareFloor>> | undefined;
 try {
   const setup = await seedPullSetup(srv);
   const { pullUrl, auth, etag } = setup;
   bare = await bareFloor(setup.body);
   const floorProcess = bare;
   const floor = () => load(floorProcess.url, {}, floorProcess.pid);
+  bareWithRead = DATABASE_URL ? await bareFloor(setup.body, DATABASE_URL) : undefined;
+  const readProcess = bareWithRead;
+  const ceilingLoads: Record<string, () => Promise<Load>> = readProcess
+    ? { oneRead: () => load(readProcess.url, {}, readProcess.pid) }
+    : {};
   const serverPid = srv.child.pid!;
   const pull = () => load(pullUrl, auth, serverPid);
   const notModified = () => load(pullUrl, { ...auth, 'if-none-match': etag }, serverPid);
@@ -253,6 +280,7 @@ try {
     pull,
     notModified,
     ...baseLoads,
+    ...ceilingLoads,
     serverRoute: () => load(`${srv.url}/bench/floor`, {}, serverPid),
   });
 
@@ -274,6 +302,7 @@ try {
   }
   const floorName = `floor: bare node:http, same ${setup.body.length} B`;
   console.log(row(floorName, before.floor!));
+  if (before.oneRead) console.log(row('ceiling: bare + one PostgreSQL read', before.oneRead));
   console.log(row('pull, 100 vars (10 references)', before.pull!));
   console.log(row('conditional pull (304)', before.notModified!));
   if (base) {
@@ -295,6 +324,7 @@ try {
   console.log('targets (against the bare floor): pull >= 35%, 304 >= 50%, no slowdown with database size');
 } finally {
   bare?.stop();
+  bareWithRead?.stop();
   await current.stop();
   await baseline?.stop();
 }
