@@ -3,7 +3,8 @@
  * `node --cpu-prof`, driven by autocannon with a conditional pull (304) or a pull (200) for PROFILE_SECONDS,
  * then the profile's top functions by self time and its time by package. Not a benchmark (the profiler
  * slows everything down); it answers "which functions", the benchmark answers "how fast".
- *   npx tsx bench/profile.ts [304|200] [top N]      (BENCH_DATABASE_URL: on PostgreSQL)
+ *   npx tsx bench/profile.ts [304|200] [top N]      (BENCH_DATABASE_URL: on PostgreSQL; BENCH_CONNECTIONS,
+ *   default 10)
  * The raw .cpuprofile is kept (its path is printed) for Chromium's DevTools.
  */
 import { execFileSync } from 'node:child_process';
@@ -26,6 +27,7 @@ import {
 const mode = process.argv[2] === '200' ? '200' : '304';
 const TOP = Number(process.argv[3] ?? 30);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 
 execFileSync(process.execPath, [join(repoRoot, 'server', 'scripts', 'build.mjs')], { stdio: 'inherit' });
 const profDir = mkdtempSync(join(tmpdir(), 'svcenv-prof-'));
@@ -57,7 +59,7 @@ try {
   const first = await srv.request('GET', path, { token });
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (mode === '304') headers['if-none-match'] = first.headers.get('etag')!;
-  const r = await autocannon({ url: `${srv.url}${path}`, connections: 10, duration: SECONDS, headers });
+  const r = await autocannon({ url: `${srv.url}${path}`, connections: CONNECTIONS, duration: SECONDS, headers });
   console.log(`${mode} load: ${r.requests.total} requests, ${r.requests.average.toFixed(0)} req/s under the profiler`);
 } finally {
   await srv.stop();

@@ -299,6 +299,11 @@ try {
     console.log(
       `disk: fdatasync of a small append in DATA_DIR, median ${sync.median.toFixed(0)} µs, p99 ${sync.p99.toFixed(0)} µs (each pull's audit commit waits for one)`,
     );
+    // fdatasyncMicros' bound, against this run's floor: what the disk alone allows the pull.
+    const diskCeiling = CONNECTIONS / ((2 * sync.median) / 1e6);
+    console.log(
+      `disk ceiling of the pull: ${CONNECTIONS} connections / (2 x fdatasync) = ${diskCeiling.toFixed(0)} req/s, ${pct(diskCeiling / before.floor!.rps)} of the floor`,
+    );
   }
   const floorName = `floor: bare node:http, same ${setup.body.length} B`;
   console.log(row(floorName, before.floor!));
