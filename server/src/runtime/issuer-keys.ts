@@ -25,6 +25,12 @@ const MAX_ISSUERS = 1_000;
 
 export type KeyGetter = ReturnType<typeof createLocalJWKSet>;
 
+/**
+ * An issuer's discovery document address (D60's issuers and D63's): the issuer without its trailing slash,
+ * then the well-known path (OpenID Connect Discovery 1.0 section 4).
+ */
+export const discoveryUrl = (issuer: string) => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+
 export class IssuerUnavailable extends Error {}
 
 interface Entry {
@@ -132,8 +138,7 @@ export class IssuerKeyCache {
         throw new IssuerUnavailable(e instanceof FetchFailed ? e.message : 'not JSON');
       }
     };
-    // OpenID Connect Discovery 1.0 section 4: the issuer without its trailing slash, then the well-known path.
-    const config = await get(`${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`);
+    const config = await get(discoveryUrl(issuer));
     const jwksUri = (config as { jwks_uri?: unknown } | null)?.jwks_uri;
     if (typeof jwksUri !== 'string') throw new IssuerUnavailable('no jwks_uri');
     const jwks = await get(jwksUri);

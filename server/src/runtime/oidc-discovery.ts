@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import { FetchFailed, fetchGuarded, type Resolver } from '../lib/net-guard.js';
-import { ISSUER_DOC_MAX_BYTES, ISSUER_FETCH_TIMEOUT_MS } from './issuer-keys.js';
+import { discoveryUrl, ISSUER_DOC_MAX_BYTES, ISSUER_FETCH_TIMEOUT_MS } from './issuer-keys.js';
 
 /**
  * D63: the OpenID Connect discovery documents of single sign-on issuers, per process. Fetched on D5's rules
@@ -44,9 +44,6 @@ interface Entry {
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
-
-/** The well-known address of an issuer: without its trailing slash, then the path (Discovery 1.0 section 4). */
-export const discoveryUrl = (issuer: string) => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
 export class OidcDiscovery {
   private readonly entries = new Map<string, Entry>();
