@@ -17,6 +17,7 @@ import {
 import pg from 'pg';
 import { auditIdKey, auditIdValue } from './audit-keys.js';
 import { enableEpochCache } from './epoch-cache.js';
+import { runHotQueriesWith } from './hot-query.js';
 import * as initial from './migrations/2026-11-22T00-initial.js';
 import * as jobs from './migrations/2026-11-22T01-jobs.js';
 import * as accountSecurity from './migrations/2026-11-22T02-account-security.js';
@@ -101,6 +102,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     pool.on('connect', prepareHotQueries);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    runHotQueriesWith(db, async (name, text, values) => (await pool.query({ name, text, values })).rows);
     let lastPrune: { workspaceId: string; cutoff: string; createdAt: string } | null = null;
     return {
       db,
