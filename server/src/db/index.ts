@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import {
-  CompiledQuery,
   type Insertable,
   Kysely,
   type Migration,
@@ -81,13 +80,14 @@ const AUDIT_COLUMNS = [
 
 /**
  * PostgreSQL's audit group commit: a batch of any size as one array per column, so the statement's text never
- * changes and it runs as a named prepared statement (prepareHotQueries): a batch costs PostgreSQL no parse
- * or plan, and the server no query building (a multi-row VALUES list had a new text for every batch size).
+ * changes and it runs as a named prepared statement, on the pool as the hot queries do (db/hot-query.ts): a
+ * batch costs PostgreSQL no parse or plan, and the server no query building (a multi-row VALUES list had a new
+ * text for every batch size).
  */
 const PG_AUDIT_INSERT = `insert into audit_logs (${AUDIT_COLUMNS.join(', ')}) select * from unnest(${AUDIT_COLUMNS.map(
   (c, i) => `$${i + 1}::${c === 'created_at' ? 'timestamptz' : 'text'}[]`,
 ).join(', ')})`;
-preparedNames.set(PG_AUDIT_INSERT, 'svcenv_audit_insert');
+const PG_AUDIT_INSERT_NAME = 'svcenv_audit_insert';
 
 function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
   return AUDIT_COLUMNS.map((c) => rows.map((r) => r[c] ?? null));
@@ -108,7 +108,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       db,
       dialect: 'postgres',
       insertAuditRows: async (rows) => {
-        await db.executeQuery(CompiledQuery.raw(PG_AUDIT_INSERT, pgAuditArrays(rows)));
+        await pool.query({ name: PG_AUDIT_INSERT_NAME, text: PG_AUDIT_INSERT, values: pgAuditArrays(rows) });
       },
       pruneAuditBatch: async (workspaceId, cutoff, limit) => {
         // PostgreSQL keeps a deleted entry in the indexes until vacuum, so each batch of a run would walk
