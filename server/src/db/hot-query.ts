@@ -1,6 +1,9 @@
-import { type Compilable, CompiledQuery } from 'kysely';
-import type { Db } from './index.js';
+import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
 import { preparedNames } from './prepared-names.js';
+import type { Database } from './schema.js';
+
+/** db/index.ts's Db, spelt out: index.ts registers the PostgreSQL runner here, so this module does not import it back. */
+type Db = Kysely<Database>;
 
 /**
  * A query on a per-request path, compiled once and then run with new arguments. Building and compiling a
