@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hotQuery } from '../src/db/hot-query.js';
-import { createProject, dialectName, signupUser, startApp, type TestApp } from './harness.js';
+import { authnQueries } from '../src/runtime/credentials.js';
+import { createProject, createToken, dialectName, signupUser, startApp, type TestApp } from './harness.js';
 
 /**
  * Per-request queries compiled once (db/hot-query.ts): on PostgreSQL those of the root handle run on the pool
@@ -75,5 +76,63 @@ describe(`hot queries (${dialectName})`, () => {
     expect(seenInside).toEqual(['renamed']);
     if (dialectName === 'postgres') expect(seenOutside).toEqual(['before']);
     expect((await outside(p.id, ws)).map((r) => r.name)).toEqual(['before']);
+  });
+
+  it('answers the authorization reads exactly as Kysely does: texts, numbers, NULLs, one row per override', async () => {
+    // On PostgreSQL the root handle's hot queries come back as one JSON text per row (db/index.ts); a
+    // transaction's handle runs the same compiled queries through Kysely and pg's column parsers.
+    const { jwt, user } = await signupUser(srv, 'Grant');
+    const p = await createProject(srv, jwt, { name: 'Zürich ✓ "quoted" \\ back' });
+    const { token } = await createToken(srv, jwt, { scope: 'read', trustedCidrs: ['127.0.0.0/8', '::1/128'] });
+    const { db } = srv.db;
+    const envs = await db.selectFrom('environments').select(['id', 'name']).where('project_id', '=', p.id).execute();
+    await db.deleteFrom('project_members').where('project_id', '=', p.id).execute();
+    await db.insertInto('project_members').values({ project_id: p.id, user_id: user.id, role: 'Developer' }).execute();
+    await db
+      .insertInto('env_permissions')
+      .values(
+        envs
+          .filter((e) => e.name !== 'prod')
+          .map((e) => ({
+            project_id: p.id,
+            user_id: user.id,
+            environment_id: e.id,
+            permission: e.name === 'dev' ? ('read' as const) : ('none' as const),
+          })),
+      )
+      .execute();
+    await db
+      .updateTable('environments')
+      .set({ revision: 2 ** 31 - 1 })
+      .where('project_id', '=', p.id)
+      .execute();
+    const [{ workspace_id: ws }] = (await db
+      .selectFrom('projects')
+      .select('workspace_id')
+      .where('id', '=', p.id)
+      .execute()) as [{ workspace_id: string }];
+    const prefix = token.slice(0, 16);
+    const direct = authnQueries(db);
+    const reads = (q: ReturnType<typeof authnQueries>) =>
+      Promise.all([
+        q.tokensWithGrant(prefix, p.id, 'dev'),
+        q.tokensWithGrant(prefix, 'no-such-project', 'dev'),
+        q.tokensWithGrant(prefix, p.id, 'no-such-env'),
+        q.tokensByPrefix(prefix),
+        q.sessionMember(user.id, ws),
+      ]);
+    const viaKysely = await db.transaction().execute((trx) => reads(authnQueries(trx)));
+    const answered = await reads(direct);
+    expect(answered).toEqual(viaKysely);
+    const [grant, noProject] = answered;
+    expect(grant.map((r) => r.o_permission).sort()).toEqual(['none', 'read']);
+    expect(grant[0]).toMatchObject({
+      p_name: 'Zürich ✓ "quoted" \\ back',
+      member_role: 'Developer',
+      e_revision: 2 ** 31 - 1,
+    });
+    expect(JSON.parse(grant[0]!.trusted_cidrs!)).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(noProject).toHaveLength(1);
+    expect(noProject[0]).toMatchObject({ p_id: null, e_id: null, o_permission: null });
   });
 });

@@ -21,26 +21,26 @@ export function hotQuery<A extends unknown[], R>(db: Db, arity: A['length'], bui
   const name = preparedNames.get(compiled.sql)!;
   // For each compiled parameter: the index of the argument it takes, or -1 for a constant kept as compiled.
   const argIndex = compiled.parameters.map((p) => placeholders.indexOf(p as string));
-  const direct = directRunners.get(db);
+  const direct = directRunners.get(db)?.(compiled.sql, name);
   return async (...args: A): Promise<R[]> => {
     const params = argIndex.map((i, n) => (i >= 0 ? args[i] : compiled.parameters[n]));
-    if (direct) return (await direct(name, compiled.sql, params)) as R[];
+    if (direct) return (await direct(params)) as R[];
     return (await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, params))).rows;
   };
 }
 
-/** Runs one hot query, prepared under `name`, and answers its rows. */
-export type HotQueryRunner = (name: string, sql: string, params: unknown[]) => Promise<unknown[]>;
+/** Prepares one hot query (its SQL and the name it is prepared under): a function that runs it. */
+export type HotQueryRunner = (sql: string, name: string) => (params: unknown[]) => Promise<unknown[]>;
 
 const directRunners = new WeakMap<Db, HotQueryRunner>();
 
 /**
- * Hot queries on `db` run through `run` rather than Kysely's executor. On PostgreSQL (db/index.ts) that is the
- * pool itself: Kysely's connection hand-out, query id and result wrapping cost ~20 µs of a ~50 µs
- * authorization read here, a seventh of a conditional pull's CPU (ADR 0007). The rows are the same (the
- * same pool, the same type parsers), and a hot query never runs inside a transaction: it is compiled on
- * the root handle, which hands out a pooled connection per query either way.
+ * Hot queries on `db` run through `runner` rather than Kysely's executor. On PostgreSQL (db/index.ts) that is
+ * the pool itself: Kysely's connection hand-out, query id and result wrapping cost ~20 µs of a ~50 µs
+ * authorization read here, a seventh of a conditional pull's CPU (ADR 0007). The rows must be the ones
+ * Kysely would answer (server/test/hot-query.test.ts). A hot query built on a transaction's handle is not
+ * registered here and runs through Kysely on the transaction's connection.
  */
-export function runHotQueriesWith(db: Db, run: HotQueryRunner): void {
-  directRunners.set(db, run);
+export function runHotQueriesWith(db: Db, runner: HotQueryRunner): void {
+  directRunners.set(db, runner);
 }
