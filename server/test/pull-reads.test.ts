@@ -24,7 +24,7 @@ import {
  * so a background job's query of the same tables (the expiry-reminder scan) is not counted.
  */
 const AUTH_READ =
-  /"token_prefix" = \$\d|from "projects" where "id" = \$\d|from "project_members" where "project_id" = \$\d|from "env_permissions" where "project_id" = \$\d|from "environments" where "project_id" = \$\d and "name" = \$\d/;
+  /"token_prefix" = \$\d|from "projects" where "id" = \$\d|"slug" = \$\d|from "project_members" where "project_id" = \$\d|from "env_permissions" where "project_id" = \$\d|from "environments" where "project_id" = \$\d and "name" = \$\d/;
 
 describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query (PostgreSQL)', () => {
   let app: TestApp;
@@ -78,18 +78,44 @@ describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query
     expect(res.status).toBe(200);
   });
 
-  it('answers as before where the one read finds nothing: a slug, an unknown environment, another workspace', async () => {
+  it('one read for a pull, a 304 and an export by the project slug (D58)', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { name: 'By Slug' });
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'secret' }]);
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    const path = `/v1/projects/${p.slug}/envs/dev`;
+    let res!: Awaited<ReturnType<TestApp['request']>>;
+    expect(await authReads(async () => (res = await app.request('GET', `${path}/pull`, { token })))).toHaveLength(1);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`SVCENV_PROJECT=${p.id}\n`);
+    const etag = res.headers.get('etag')!;
+    const reads = await authReads(
+      async () => (res = await app.request('GET', `${path}/pull`, { token, headers: { 'if-none-match': etag } })),
+    );
+    expect(res.status).toBe(304);
+    expect(reads).toHaveLength(1);
+    expect(await authReads(async () => (res = await app.request('GET', `${path}/export`, { token })))).toHaveLength(1);
+    expect(res.status).toBe(200);
+  });
+
+  it('answers as before where the one read finds nothing: an unknown slug or environment, another workspace', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt, { name: 'Slugged' });
     const { token } = await createToken(app, jwt, { scope: 'read' });
-    // D58: the slug is turned into the id after authentication; the usual reads serve it.
-    expect((await app.request('GET', `/v1/projects/${p.slug}/envs/dev/pull`, { token })).status).toBe(200);
     const missing = await app.request('GET', `/v1/projects/${p.id}/envs/nope/pull`, { token });
     expect(missing.status).toBe(404);
+    expect((await app.request('GET', `/v1/projects/${p.slug}/envs/nope/pull`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/v1/projects/no-such-slug/envs/dev/pull`, { token })).status).toBe(404);
     const stranger = await signupUser(app, 'Stranger');
     const theirs = await createProject(app, stranger.jwt, { name: 'Theirs' });
-    // D23: a project of another workspace is 404, whatever the token.
+    // D23: a project of another workspace is 404, whatever the token, by id or by slug.
     expect((await app.request('GET', `/v1/projects/${theirs.id}/envs/dev/pull`, { token })).status).toBe(404);
+    expect((await app.request('GET', `/v1/projects/${theirs.slug}/envs/dev/pull`, { token })).status).toBe(404);
+    // A token restricted to another project of the same workspace: 403 by slug as by id.
+    const other = await createProject(app, jwt, { name: 'Elsewhere' });
+    const restricted = await createToken(app, jwt, { scope: 'read', projectId: other.id });
+    const bySlug = await app.request('GET', `/v1/projects/${p.slug}/envs/dev/pull`, { token: restricted.token });
+    expect(bySlug.status).toBe(403);
   });
 
   it('sees a revocation and a project restriction on the very next pull', async () => {

@@ -6,7 +6,7 @@ import { loggablePath } from '../lib/redact.js';
 import type { Ctx } from '../services/core/context.js';
 import type { Deps } from '../services/core/deps.js';
 import { type AuthMode, authenticate } from '../services/identity/authn.js';
-import { projectIdOf } from '../services/projects/project-ref.js';
+import { projectIdOf, projectRefKind } from '../services/projects/project-ref.js';
 import { body, SECURITY_HEADERS } from './errors.js';
 import { sessionCookieCredential, setSessionCookie } from './session-cookie.js';
 
@@ -68,9 +68,10 @@ export function addRequestHooks(
       const header = request.headers.authorization ?? sessionCookieCredential(request, mode);
       const config = request.routeOptions.config;
       const params = request.params as { id?: unknown; env?: unknown };
+      const by = config.readsOneEnv && typeof params.id === 'string' ? projectRefKind(params.id) : null;
       const wanted =
-        config.readsOneEnv && typeof params.id === 'string' && typeof params.env === 'string'
-          ? { projectId: params.id, env: params.env }
+        by && typeof params.id === 'string' && typeof params.env === 'string'
+          ? { project: params.id, by, env: params.env }
           : undefined;
       const { principal, epoch, snapshot } = await authenticate(deps.authn, header, mode, request.ip, wanted);
       request.ctx = { deps, principal, epoch, snapshot };

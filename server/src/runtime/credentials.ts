@@ -84,6 +84,41 @@ function tokenRows(db: Db) {
     ]);
 }
 
+/** tokenRows with the grant of one project (by id or slug, in the token's workspace) and one environment. */
+function grantRows(db: Db, projectBy: 'p.id' | 'p.slug', project: string, env: string) {
+  return tokenRows(db)
+    .leftJoin('projects as p', (j) => j.on(projectBy, '=', project).onRef('p.workspace_id', '=', 't.workspace_id'))
+    .leftJoin('environments as e', (j) => j.onRef('e.project_id', '=', 'p.id').on('e.name', '=', env))
+    .leftJoin('project_members as pm', (j) =>
+      j.onRef('pm.project_id', '=', 'p.id').onRef('pm.user_id', '=', 't.created_by'),
+    )
+    .leftJoin('env_permissions as o', (j) =>
+      j.onRef('o.project_id', '=', 'p.id').onRef('o.user_id', '=', 't.created_by'),
+    )
+    .select([
+      'p.id as p_id',
+      'p.workspace_id as p_workspace_id',
+      'p.name as p_name',
+      'p.slug as p_slug',
+      'p.description as p_description',
+      'p.color as p_color',
+      'p.wrapped_key as p_wrapped_key',
+      'p.created_at as p_created_at',
+      'p.updated_at as p_updated_at',
+      'e.id as e_id',
+      'e.project_id as e_project_id',
+      'e.name as e_name',
+      'e.protected as e_protected',
+      'e.color as e_color',
+      'e.position as e_position',
+      'e.revision as e_revision',
+      'e.require_approval as e_require_approval',
+      'pm.role as member_role',
+      'o.environment_id as o_environment_id',
+      'o.permission as o_permission',
+    ]);
+}
+
 /** The queries every authenticated request runs, compiled once (db/hot-query.ts). */
 export function authnQueries(db: Db) {
   return {
@@ -100,41 +135,13 @@ export function authnQueries(db: Db) {
      * A pull's or an export's whole authorization in one read, where no epoch cache serves the rows
      * (PostgreSQL): tokensByPrefix's columns, and beside them the project (in the token's workspace), the
      * environment, the creator's role in the project and their per-environment overrides, one row per
-     * override (services/identity/authn.ts, ADR 0007).
+     * override (services/identity/authn.ts, ADR 0007). The project by its id, or (D58) by its slug.
      */
     tokensWithGrant: hotQuery(db, 3, (prefix: string, projectId: string, env: string) =>
-      tokenRows(db)
-        .leftJoin('projects as p', (j) => j.on('p.id', '=', projectId).onRef('p.workspace_id', '=', 't.workspace_id'))
-        .leftJoin('environments as e', (j) => j.onRef('e.project_id', '=', 'p.id').on('e.name', '=', env))
-        .leftJoin('project_members as pm', (j) =>
-          j.onRef('pm.project_id', '=', 'p.id').onRef('pm.user_id', '=', 't.created_by'),
-        )
-        .leftJoin('env_permissions as o', (j) =>
-          j.onRef('o.project_id', '=', 'p.id').onRef('o.user_id', '=', 't.created_by'),
-        )
-        .select([
-          'p.id as p_id',
-          'p.workspace_id as p_workspace_id',
-          'p.name as p_name',
-          'p.slug as p_slug',
-          'p.description as p_description',
-          'p.color as p_color',
-          'p.wrapped_key as p_wrapped_key',
-          'p.created_at as p_created_at',
-          'p.updated_at as p_updated_at',
-          'e.id as e_id',
-          'e.project_id as e_project_id',
-          'e.name as e_name',
-          'e.protected as e_protected',
-          'e.color as e_color',
-          'e.position as e_position',
-          'e.revision as e_revision',
-          'e.require_approval as e_require_approval',
-          'pm.role as member_role',
-          'o.environment_id as o_environment_id',
-          'o.permission as o_permission',
-        ])
-        .where('t.token_prefix', '=', prefix),
+      grantRows(db, 'p.id', projectId, env).where('t.token_prefix', '=', prefix),
+    ),
+    tokensWithGrantBySlug: hotQuery(db, 3, (prefix: string, slug: string, env: string) =>
+      grantRows(db, 'p.slug', slug, env).where('t.token_prefix', '=', prefix),
     ),
     /** D60: tokens issued to workload identities, with the identity's current grant (deleted: no row). */
     identityTokensByPrefix: hotQuery(db, 1, (prefix: string) =>

@@ -53,6 +53,8 @@ export const accessRowKeys = {
   member: (projectId: string, userId: string) => `member|${projectId}|${userId}`,
   overrides: (projectId: string, userId: string) => `overrides|${projectId}|${userId}`,
   env: (projectId: string, name: string) => `env|${projectId}|${name}`,
+  /** D58: the id of the project a slug names in a workspace (services/projects/project-ref.ts). */
+  slug: (workspaceId: string, slug: string) => `slug|${workspaceId}|${slug}`,
 };
 
 /** One environment of one project, as every environment route names it. */

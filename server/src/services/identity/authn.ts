@@ -87,9 +87,10 @@ async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal>
   };
 }
 
-/** A project (by id) and one of its environments (by name). */
+/** A project, by its id or (D58) its slug, and one of its environments (by name). */
 export interface EnvWanted {
-  projectId: string;
+  project: string;
+  by: 'id' | 'slug';
   env: string;
 }
 
@@ -101,8 +102,8 @@ async function authenticateToken(deps: AuthnDeps, token: string, wanted?: EnvWan
   const epoch = readEpoch(deps.db);
   // Where the epoch cache serves the rows (SQLite) they cost one counter read; elsewhere a pull's token,
   // project, environment and role are read in one query instead of four (ADR 0007).
-  const grant =
-    wanted && epoch === undefined ? await deps.queries.tokensWithGrant(prefix, wanted.projectId, wanted.env) : null;
+  const grantQuery = wanted?.by === 'slug' ? deps.queries.tokensWithGrantBySlug : deps.queries.tokensWithGrant;
+  const grant = wanted && epoch === undefined ? await grantQuery(prefix, wanted.project, wanted.env) : null;
   const rows =
     grant ?? (await cachedRows(deps.db, `token|${prefix}`, () => deps.queries.tokensByPrefix(prefix), epoch));
   const tried = new Set<string>();
@@ -155,8 +156,9 @@ type GrantRow = Awaited<ReturnType<AuthnDeps['queries']['tokensWithGrant']>>[num
 
 /**
  * The rows authorizeEnv reads for `wanted`, from the token's tokensWithGrant rows, under the keys it reads
- * them by (services/core/authz.ts). A project not in the token's workspace leaves the snapshot empty: the
- * usual reads then answer 404 as for any caller.
+ * them by (services/core/authz.ts), and for a slug the project id it stands for, under the key the slug is
+ * looked up by (services/projects/project-ref.ts). A project not in the token's workspace leaves the snapshot
+ * empty: the usual reads then answer 404 as for any caller.
  */
 function grantSnapshot(principal: Principal, wanted: EnvWanted, rows: GrantRow[]): RowSnapshot {
   const snapshot = new Map<string, readonly unknown[]>();
@@ -188,13 +190,11 @@ function grantSnapshot(principal: Principal, wanted: EnvWanted, rows: GrantRow[]
   const overrides = rows
     .filter((o) => o.o_environment_id !== null)
     .map((o) => ({ environment_id: o.o_environment_id!, permission: o.o_permission! }));
-  snapshot.set(accessRowKeys.project(wanted.projectId, principal.workspaceId), [project]);
-  snapshot.set(
-    accessRowKeys.member(wanted.projectId, principal.userId),
-    r.member_role ? [{ role: r.member_role }] : [],
-  );
-  snapshot.set(accessRowKeys.overrides(wanted.projectId, principal.userId), overrides);
-  snapshot.set(accessRowKeys.env(wanted.projectId, wanted.env), env ? [env] : []);
+  if (wanted.by === 'slug') snapshot.set(accessRowKeys.slug(principal.workspaceId, wanted.project), [{ id: r.p_id }]);
+  snapshot.set(accessRowKeys.project(r.p_id, principal.workspaceId), [project]);
+  snapshot.set(accessRowKeys.member(r.p_id, principal.userId), r.member_role ? [{ role: r.member_role }] : []);
+  snapshot.set(accessRowKeys.overrides(r.p_id, principal.userId), overrides);
+  snapshot.set(accessRowKeys.env(r.p_id, wanted.env), env ? [env] : []);
   return snapshot;
 }
 

@@ -1,9 +1,16 @@
 import { cachedRows } from '../../db/epoch-cache.js';
 import { notFound } from '../../lib/errors.js';
+import { accessRowKeys } from '../core/authz.js';
 import type { Ctx } from '../core/context.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/** D58: whether a project path segment is an id, a slug, or neither (left for the route's validation). */
+export function projectRefKind(ref: string): 'id' | 'slug' | null {
+  if (UUID.test(ref)) return 'id';
+  return SLUG.test(ref) ? 'slug' : null;
+}
 
 /**
  * D58: a project path segment is its id or its slug (D48), never ambiguous: a slug cannot be uuid-shaped.
@@ -12,15 +19,17 @@ const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
  */
 export async function projectIdOf(ctx: Ctx, ref: string): Promise<string> {
   // An id, or something neither id nor slug (left for the route's validation: 400 naming `id`).
-  if (UUID.test(ref) || !SLUG.test(ref)) return ref;
+  if (projectRefKind(ref) !== 'slug') return ref;
   const { db } = ctx.deps;
   const workspaceId = ctx.principal.workspaceId;
+  // A pull or export by slug read the id with its credential (ctx.snapshot, services/identity/authn.ts).
   const [row] = await cachedRows(
     db,
-    `slug|${workspaceId}|${ref}`,
+    accessRowKeys.slug(workspaceId, ref),
     () =>
       db.selectFrom('projects').select('id').where('workspace_id', '=', workspaceId).where('slug', '=', ref).execute(),
     ctx.epoch,
+    ctx.snapshot,
   );
   if (!row) throw notFound('project');
   return row.id;
