@@ -16,6 +16,16 @@ describe(`hot queries (${dialectName})`, () => {
     await srv.stop();
   });
 
+  /** The workspace a project belongs to (each test signs up its own). */
+  const workspaceOf = async (projectId: string) =>
+    (
+      await srv.db.db
+        .selectFrom('projects')
+        .select('workspace_id')
+        .where('id', '=', projectId)
+        .executeTakeFirstOrThrow()
+    ).workspace_id;
+
   const projectById = (db: TestApp['db']['db']) =>
     hotQuery(db, 2, (id: string, workspaceId: string) =>
       db
@@ -29,11 +39,7 @@ describe(`hot queries (${dialectName})`, () => {
     const { jwt } = await signupUser(srv, 'Hot');
     const [a, b] = [await createProject(srv, jwt, { name: 'alpha' }), await createProject(srv, jwt, { name: 'beta' })];
     const { db } = srv.db;
-    const [{ workspace_id: ws }] = (await db
-      .selectFrom('projects')
-      .select('workspace_id')
-      .where('id', '=', a.id)
-      .execute()) as [{ workspace_id: string }];
+    const ws = await workspaceOf(a.id);
     const byKysely = async (id: string) =>
       db
         .selectFrom('projects')
@@ -55,11 +61,7 @@ describe(`hot queries (${dialectName})`, () => {
     const { jwt } = await signupUser(srv, 'HotTrx');
     const p = await createProject(srv, jwt, { name: 'before' });
     const { db } = srv.db;
-    const [{ workspace_id: ws }] = (await db
-      .selectFrom('projects')
-      .select('workspace_id')
-      .where('id', '=', p.id)
-      .execute()) as [{ workspace_id: string }];
+    const ws = await workspaceOf(p.id);
     const outside = projectById(db);
     let seenInside: string[] = [];
     let seenOutside: string[] = [];
@@ -106,11 +108,7 @@ describe(`hot queries (${dialectName})`, () => {
       .set({ revision: 2 ** 31 - 1 })
       .where('project_id', '=', p.id)
       .execute();
-    const [{ workspace_id: ws }] = (await db
-      .selectFrom('projects')
-      .select('workspace_id')
-      .where('id', '=', p.id)
-      .execute()) as [{ workspace_id: string }];
+    const ws = await workspaceOf(p.id);
     const prefix = token.slice(0, 16);
     const direct = authnQueries(db);
     const reads = (q: ReturnType<typeof authnQueries>) =>
