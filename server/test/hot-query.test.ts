@@ -116,13 +116,15 @@ describe(`hot queries (${dialectName})`, () => {
         q.tokensWithGrant(prefix, p.id, 'dev'),
         q.tokensWithGrant(prefix, 'no-such-project', 'dev'),
         q.tokensWithGrant(prefix, p.id, 'no-such-env'),
+        q.tokensWithGrantBySlug(prefix, p.slug, 'dev'),
         q.tokensByPrefix(prefix),
         q.sessionMember(user.id, ws),
       ]);
     const viaKysely = await db.transaction().execute((trx) => reads(authnQueries(trx)));
     const answered = await reads(direct);
     expect(answered).toEqual(viaKysely);
-    const [grant, noProject] = answered;
+    const [grant, noProject, , bySlug] = answered;
+    expect(bySlug).toEqual(grant);
     expect(grant.map((r) => r.o_permission).sort()).toEqual(['none', 'read']);
     expect(grant[0]).toMatchObject({
       p_name: 'Zürich ✓ "quoted" \\ back',
