@@ -1,6 +1,6 @@
 import type { SignupMode } from '@svcenv/contract';
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { fetchAuthOptions, login, signup, verifyEmail, verifyMfa } from '../api/auth.js';
 import { ApiError, setToken } from '../api.js';
 import { CodeField } from '../components/CodeField.js';
@@ -89,7 +89,9 @@ export function LoginForm({
   // D63 enforce: an address whose workspace signs in by single sign-on gets the explanation and that way in.
   const ssoRequired = error instanceof ApiError && error.code === 'SSO_REQUIRED';
   const fieldError = ssoRequired ? undefined : error;
-  useEffect(() => onSsoRequired?.(ssoRequired), [ssoRequired, onSsoRequired]);
+  // Before the browser paints: with a plain effect the page showed the general "Sign in with SSO" beside this
+  // form's own offer for a frame, and anything reading the page in between saw both.
+  useLayoutEffect(() => onSsoRequired?.(ssoRequired), [ssoRequired, onSsoRequired]);
   return (
     <form
       class="stack"
