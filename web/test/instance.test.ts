@@ -44,7 +44,10 @@ describe.skipIf(!chromiumAvailable())('the Instance page and plan limits (D69), 
       await page.goto('/instance');
       const workspaces = page.getByTestId('instance-workspaces');
       await workspaces.getByText("Member's workspace").waitFor();
-      expect(await page.getByTestId('instance-users').getByText(member.email).count()).toBe(1);
+      // The users are a request of their own: wait for their table too before counting in it.
+      const users = page.getByTestId('instance-users');
+      await users.getByText(member.email).waitFor();
+      expect(await users.getByText(member.email).count()).toBe(1);
 
       const select = page.getByLabel("Plan of Member's workspace");
       await select.selectOption('team');
