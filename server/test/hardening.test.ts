@@ -131,10 +131,13 @@ describe(`hardening (${dialectName})`, () => {
     const typo = await app.request('POST', '/v1/projects', { token: jwt, body: { name: 'x', colour: '#fff' } });
     expect(typo.error).toMatchObject({ field: 'colour', message: 'colour: unknown field "colour"' });
 
-    await app.request('GET', `/v1/projects/${ours}/envs/dev/vars`, { token: jwt });
-    await app.request('GET', `/v1/nowhere/${pasted}`);
+    // Twice each: the log keeps a memo of paths it found clean (lib/redact.ts); a credential's never joins it.
+    for (let i = 0; i < 2; i++) {
+      await app.request('GET', `/v1/projects/${ours}/envs/dev/vars`, { token: jwt });
+      await app.request('GET', `/v1/nowhere/${pasted}`);
+    }
     const logs = app.logs();
-    expect(logs).toContain('[redacted]');
+    expect(logs.split('[redacted]').length - 1).toBeGreaterThanOrEqual(4);
     expect(logs).not.toContain(ours);
     expect(logs).not.toContain(pasted);
   });

@@ -22,9 +22,30 @@ export function fieldNameLike(text: string): boolean {
   return /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/.test(text) && !looksLikeCredential(text);
 }
 
+/**
+ * Paths already found to hold nothing credential-shaped. Every request is logged and clients repeat their
+ * paths (a CI job's or a watcher's pull), so most lines skip the per-segment checks. Only such clean paths
+ * are kept, so no credential stays in memory past its request; at most 4,096 paths of up to 256 characters
+ * (a scan of random long paths cannot grow it), emptied when full.
+ */
+const cleanPaths = new Set<string>();
+const MAX_CLEAN_PATHS = 4096;
+const MAX_CLEAN_PATH_LENGTH = 256;
+
 /** A request path for the log: every credential-shaped segment replaced. */
 export function loggablePath(url: string): string {
-  const path = url.split('?')[0] ?? '';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (cleanPaths.has(path)) return path;
+  const logged = redactSegments(path);
+  if (logged === path && path.length <= MAX_CLEAN_PATH_LENGTH) {
+    if (cleanPaths.size >= MAX_CLEAN_PATHS) cleanPaths.clear();
+    cleanPaths.add(path);
+  }
+  return logged;
+}
+
+function redactSegments(path: string): string {
   return path
     .split('/')
     .map((segment) => {
