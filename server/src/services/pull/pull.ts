@@ -191,7 +191,9 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
     return at;
   };
-  return { out, keys: only ?? [...cached.vars.keys()], watched, revision: cached.revision, envId: env.id };
+  // The keys go into the `vars.pull` event, which an unaudited 304 (D66) never sends: listed only when asked.
+  const keys = () => only ?? [...cached.vars.keys()];
+  return { out, keys, watched, revision: cached.revision, envId: env.id };
 }
 
 /**
@@ -243,7 +245,7 @@ async function auditPull(
   // Spec variables rule 7 / D18: every operator pull records the sync, a 304 too (that is its sign of life).
   if (input.operator) await recordOperatorSync(deps, principal.workspaceId);
   if (audited)
-    await emitEvent(deps, deps.db, principal, 'vars.pull', input.projectId, input.env, { keys: rendered.keys });
+    await emitEvent(deps, deps.db, principal, 'vars.pull', input.projectId, input.env, { keys: rendered.keys() });
 }
 
 /** D66: writes the 304's entry unless its triple was audited within the hour; true when it wrote it. */
