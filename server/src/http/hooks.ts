@@ -77,10 +77,10 @@ export function addRequestHooks(
       request.ctx = { deps, principal, epoch, snapshot };
     }
   });
-  // D58: every /v1/projects/:id... route also takes the project's slug; it is turned into the id here, before
-  // validation, so routes, services, audit rows and webhook payloads only ever see ids.
   // The hooks below are written with `done` rather than async: an async hook costs every request a promise
   // and a turn of the microtask queue, and these have nothing to wait for on the way of a pull by id.
+  // D58: every /v1/projects/:id... route also takes the project's slug; it is turned into the id here, before
+  // validation, so routes, services, audit rows and webhook payloads only ever see ids.
   app.addHook('preValidation', (request, _reply, done) => {
     const params = request.params as { id?: unknown } | undefined;
     if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith(endpoints.getProject.path))
