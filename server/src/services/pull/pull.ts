@@ -191,8 +191,9 @@ async function renderPull(ctx: Ctx, input: PullInput) {
     for (const d of cached.dependencies) if (d.envId !== null) at.set(d.envId, d.revision);
     return at;
   };
-  // The keys go into the `vars.pull` event, which an unaudited 304 (D66) never sends: listed only when asked.
-  const keys = () => only ?? [...cached.vars.keys()];
+  // The keys go into the `vars.pull` event, which an unaudited 304 (D66) never sends, and which copies them only
+  // for a subscribed webhook (services/core/events.ts): handed over as they are, when asked.
+  const keys = (): Iterable<string> => only ?? cached.vars.keys();
   return { out, keys, watched, revision: cached.revision, envId: env.id };
 }
 
