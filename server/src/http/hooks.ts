@@ -6,7 +6,7 @@ import { loggablePath } from '../lib/redact.js';
 import type { Ctx } from '../services/core/context.js';
 import type { Deps } from '../services/core/deps.js';
 import { type AuthMode, authenticate } from '../services/identity/authn.js';
-import { projectIdOf, projectRefKind } from '../services/projects/project-ref.js';
+import { projectIdOfSlug, projectRefKind } from '../services/projects/project-ref.js';
 import { body, SECURITY_HEADERS } from './errors.js';
 import { sessionCookieCredential, setSessionCookie } from './session-cookie.js';
 
@@ -86,7 +86,7 @@ export function addRequestHooks(
     if (typeof params?.id !== 'string' || !request.routeOptions.url?.startsWith(endpoints.getProject.path))
       return done();
     if (!request.ctx || projectRefKind(params.id) !== 'slug') return done();
-    projectIdOf(request.ctx, params.id).then((id) => {
+    projectIdOfSlug(request.ctx, params.id).then((id) => {
       params.id = id;
       done();
     }, done);

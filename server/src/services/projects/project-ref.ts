@@ -20,6 +20,14 @@ export function projectRefKind(ref: string): 'id' | 'slug' | null {
 export async function projectIdOf(ctx: Ctx, ref: string): Promise<string> {
   // An id, or something neither id nor slug (left for the route's validation: 400 naming `id`).
   if (projectRefKind(ref) !== 'slug') return ref;
+  return projectIdOfSlug(ctx, ref);
+}
+
+/**
+ * The id of the project with this slug in the caller's workspace (404 otherwise), for a caller that already
+ * knows `ref` is slug-shaped (the request hook, http/hooks.ts, which leaves ids without a promise).
+ */
+export async function projectIdOfSlug(ctx: Ctx, ref: string): Promise<string> {
   const { db } = ctx.deps;
   const workspaceId = ctx.principal.workspaceId;
   // A pull or export by slug read the id with its credential (ctx.snapshot, services/identity/authn.ts).
