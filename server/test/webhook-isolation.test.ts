@@ -41,13 +41,15 @@ async function hangingReceiver() {
     requests,
     /**
      * Most attempts open at once while it hung. An unanswered attempt stays open for the whole timeout, so
-     * attempts that arrived less than a timeout apart (less a margin for the time between the runner's start
-     * and the arrival) were all open at the later one's arrival. (Counting sockets here would see a cut
+     * attempts that arrived less than half a timeout apart were all open at the later one's arrival. Half:
+     * the arrival times are read on this process's event loop, which the app and the test share, and a busy
+     * machine can hold one arrival back by some hundreds of milliseconds; a lane that let a fifth attempt
+     * start would still put it within milliseconds of the others. (Counting sockets here would see a cut
      * attempt's close after the next attempt's connect.)
      */
     mostOpen(timeoutMs: number) {
       const times = requests.map((r) => r.at).sort((a, b) => a - b);
-      return Math.max(0, ...times.map((t, i) => times.slice(0, i + 1).filter((u) => u > t - (timeoutMs - 300)).length));
+      return Math.max(0, ...times.map((t, i) => times.slice(0, i + 1).filter((u) => u > t - timeoutMs / 2).length));
     },
     answerFromNowOn() {
       answering = true;
@@ -114,11 +116,13 @@ describe(`one hanging webhook target does not hold back the others (${dialectNam
         changedAt.set(key, Date.now());
       }
       // With the old batch runner, each batch of 20 jobs (10 per receiver) waited for its hanging members'
-      // timeouts: the healthy receiver got its 40 deliveries over about 4 x TIMEOUT_MS.
+      // timeouts: the healthy receiver got its 40 deliveries over about 4 x TIMEOUT_MS, the last some three
+      // timeouts after its change. None may wait as long as one timeout now; the bound is not less, because a
+      // busy CI machine can stall this process for a few hundred milliseconds.
       const got = await healthy.waitFor(N, (r) => r.path === '/ok', 4 * TIMEOUT_MS);
       const latencies = got.map((r) => r.at - changedAt.get(r.body.updated[0]!)!).sort((a, b) => a - b);
       expect(new Set(got.map((r) => r.body.updated[0])).size).toBe(N);
-      expect(latencies.at(-1), `healthy delivery latencies (ms): ${latencies.join(', ')}`).toBeLessThan(1_000);
+      expect(latencies.at(-1), `healthy delivery latencies (ms): ${latencies.join(', ')}`).toBeLessThan(TIMEOUT_MS);
 
       // The hanging target is held to its lane: never more than WEBHOOK_LANE_LIMIT attempts open at once.
       await until(
