@@ -5,7 +5,8 @@ export const uuid = z.uuid();
 export const timestamp = z.string().describe('ISO 8601 timestamp');
 
 /** D20: 1 to 64 characters of lower-case letters, digits, `-` and `_`. */
-export const envName = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must be 1 to 64 characters of a-z, 0-9, "-" and "_"');
+export const ENV_NAME = /^[a-z0-9_-]{1,64}$/;
+export const envName = z.string().regex(ENV_NAME, 'must be 1 to 64 characters of a-z, 0-9, "-" and "_"');
 
 /** D24: 1 to 256 characters matching ^[A-Za-z_][A-Za-z0-9_]*$. */
 export const varKey = z

@@ -8,6 +8,7 @@
 import { operations as ops } from '@svcenv/contract/operations';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authnQueries } from '../src/runtime/credentials.js';
 import {
   createProject,
   createToken,
@@ -20,11 +21,12 @@ import {
 
 /**
  * The statements by which authentication and authorization read a pull's rows: the token (by prefix, with or
- * without its grant), the project, the caller's role and overrides, the environment. Matched by their shapes,
- * so a background job's query of the same tables (the expiry-reminder scan) is not counted.
+ * without its grant; the grant read of several pulls at once takes its prefixes from an array, `w`), the
+ * project, the caller's role and overrides, the environment. Matched by their shapes, so a background job's
+ * query of the same tables (the expiry-reminder scan) is not counted.
  */
 const AUTH_READ =
-  /"token_prefix" = \$\d|from "projects" where "id" = \$\d|"slug" = \$\d|from "project_members" where "project_id" = \$\d|from "env_permissions" where "project_id" = \$\d|from "environments" where "project_id" = \$\d and "name" = \$\d/;
+  /"token_prefix" = (\$\d|"w"\."a0")|from "projects" where "id" = \$\d|"slug" = \$\d|from "project_members" where "project_id" = \$\d|from "env_permissions" where "project_id" = \$\d|from "environments" where "project_id" = \$\d and "name" = \$\d/;
 
 describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query (PostgreSQL)', () => {
   let app: TestApp;
@@ -130,5 +132,98 @@ describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: t.token })).status).toBe(200);
     expect((await app.request('DELETE', `/v1/tokens/${t.id}`, { token: jwt })).status).toBe(204);
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token: t.token })).status).toBe(401);
+  });
+
+  it('reads of pulls made at once go as one query, each answered with its own rows (db/hot-query.ts)', async () => {
+    const { jwt, user } = await signupUser(app, 'Many');
+    const [a, b] = [
+      await createProject(app, jwt, { name: 'Many A' }),
+      await createProject(app, jwt, { name: 'Many B' }),
+    ];
+    const mine = await createToken(app, jwt, { scope: 'read' });
+    const restricted = await createToken(app, jwt, { scope: 'read', projectId: b.id });
+    const stranger = await signupUser(app, 'ManyStranger');
+    const theirs = await createProject(app, stranger.jwt, { name: 'Theirs' });
+    const strangers = await createToken(app, stranger.jwt, { scope: 'read' });
+    // Overrides, so that one call has several rows (one per override) and the rows must not mix.
+    const envs = await app.db.db
+      .selectFrom('environments')
+      .select(['id', 'name'])
+      .where('project_id', '=', a.id)
+      .execute();
+    await app.db.db
+      .insertInto('env_permissions')
+      .values(
+        envs.map((e) => ({ project_id: a.id, user_id: user.id, environment_id: e.id, permission: 'read' as const })),
+      )
+      .execute();
+    const prefix = (t: string) => t.slice(0, 16);
+    const tuples: [string, string, string][] = [];
+    for (const t of [mine, restricted, strangers])
+      for (const p of [a, b, theirs])
+        for (const env of ['dev', 'prod', 'nope']) tuples.push([prefix(t.token), p.id, env]);
+    tuples.push([prefix(mine.token), 'no-such-project', 'dev'], ['tok_live_nothing', a.id, 'dev']);
+    const { tokensWithGrant } = app.deps.authn.queries;
+    // The same reads, one by one, through Kysely in a transaction (the rows the coalesced read must match).
+    const alone = await app.db.db.transaction().execute(async (trx) => {
+      const q = authnQueries(trx);
+      const out = [];
+      for (const t of tuples) out.push(await q.tokensWithGrant(...t));
+      return out;
+    });
+    let together: Awaited<ReturnType<typeof tokensWithGrant>>[] = [];
+    const reads = await authReads(async () => (together = await Promise.all(tuples.map((t) => tokensWithGrant(...t)))));
+    expect(reads).toHaveLength(1);
+    const sorted = (rows: readonly { o_environment_id: string | null }[]) =>
+      [...rows].sort((x, y) => String(x.o_environment_id).localeCompare(String(y.o_environment_id)));
+    expect(together.map(sorted)).toEqual(alone.map(sorted));
+    expect(together[0]!.length).toBe(envs.length); // mine, project a, dev: one row per override
+    expect(together.at(-1)).toEqual([]);
+    // At most 64 calls a query: 130 calls made at once are three.
+    const many = Array.from({ length: 130 }, (_, i) => tuples[i % tuples.length]!);
+    let answers: unknown[] = [];
+    expect(
+      await authReads(async () => (answers = await Promise.all(many.map((t) => tokensWithGrant(...t))))),
+    ).toHaveLength(3);
+    expect(answers.map((rows) => (rows as []).length)).toEqual(many.map((_, i) => together[i % tuples.length]!.length));
+    // A call PostgreSQL refuses (a NUL in a text) fails alone; the calls made with it are answered.
+    const withNul = await Promise.allSettled([
+      tokensWithGrant(prefix(mine.token), a.id, 'dev'),
+      tokensWithGrant(prefix(mine.token), a.id, 'd\u0000v'),
+      tokensWithGrant(prefix(restricted.token), b.id, 'dev'),
+    ]);
+    expect(withNul.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+
+    // Over HTTP, pulls sent at once each get their own answer, whatever reads they shared.
+    const pulls = [
+      { token: mine.token, p: a, status: 200 },
+      { token: mine.token, p: b, status: 200 },
+      { token: restricted.token, p: a, status: 403 },
+      { token: restricted.token, p: b, status: 200 },
+      { token: strangers.token, p: a, status: 404 },
+      { token: strangers.token, p: theirs, status: 200 },
+      { token: mine.token, p: theirs, status: 404 },
+    ];
+    const answered = await Promise.all(
+      [...pulls, ...pulls, ...pulls].map((x) =>
+        app.request('GET', `/v1/projects/${x.p.id}/envs/dev/pull`, { token: x.token }),
+      ),
+    );
+    for (const [i, res] of answered.entries()) {
+      const want = pulls[i % pulls.length]!;
+      expect(res.status, `pull ${i}`).toBe(want.status);
+      if (want.status === 200) expect(res.text).toContain(`SVCENV_PROJECT=${want.p.id}\n`);
+    }
+  });
+
+  it('a pull of a malformed environment name is refused as such, not read (400, not 500)', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt, { name: 'Nul' });
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    for (const env of ['d%00v', 'dev%00', '%00']) {
+      const res = await app.request('GET', `/v1/projects/${p.id}/envs/${env}/pull`, { token });
+      expect(res.status, env).toBe(400);
+      expect(res.error).toMatchObject({ code: 'VALIDATION', field: 'env' });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { endpoints } from '@svcenv/contract';
+import { ENV_NAME, endpoints } from '@svcenv/contract';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Metrics } from '../lib/metrics.js';
@@ -69,8 +69,10 @@ export function addRequestHooks(
       const config = request.routeOptions.config;
       const params = request.params as { id?: unknown; env?: unknown };
       const by = config.readsOneEnv && typeof params.id === 'string' ? projectRefKind(params.id) : null;
+      // Only a well-formed name is read with the credential: any other is the route's validation's to refuse
+      // (400), and PostgreSQL would refuse one with a NUL character as text.
       const wanted =
-        by && typeof params.id === 'string' && typeof params.env === 'string'
+        by && typeof params.id === 'string' && typeof params.env === 'string' && ENV_NAME.test(params.env)
           ? { project: params.id, by, env: params.env }
           : undefined;
       const { principal, epoch, snapshot } = await authenticate(deps.authn, header, mode, request.ip, wanted);

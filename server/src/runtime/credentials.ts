@@ -1,5 +1,5 @@
 import { createSigner, createVerifier } from 'fast-jwt';
-import { hotQuery } from '../db/hot-query.js';
+import { coalescedHotQuery, hotQuery } from '../db/hot-query.js';
 import type { Db } from '../db/index.js';
 
 /**
@@ -135,12 +135,13 @@ export function authnQueries(db: Db) {
      * A pull's or an export's whole authorization in one read, where no epoch cache serves the rows
      * (PostgreSQL): tokensByPrefix's columns, and beside them the project (in the token's workspace), the
      * environment, the creator's role in the project and their per-environment overrides, one row per
-     * override (services/identity/authn.ts, ADR 0007). The project by its id, or (D58) by its slug.
+     * override (services/identity/authn.ts, ADR 0007). The project by its id, or (D58) by its slug. Pulls
+     * that arrive together share one query (db/hot-query.ts coalescedHotQuery).
      */
-    tokensWithGrant: hotQuery(db, 3, (prefix: string, projectId: string, env: string) =>
+    tokensWithGrant: coalescedHotQuery(db, 3, (prefix: string, projectId: string, env: string) =>
       grantRows(db, 'p.id', projectId, env).where('t.token_prefix', '=', prefix),
     ),
-    tokensWithGrantBySlug: hotQuery(db, 3, (prefix: string, slug: string, env: string) =>
+    tokensWithGrantBySlug: coalescedHotQuery(db, 3, (prefix: string, slug: string, env: string) =>
       grantRows(db, 'p.slug', slug, env).where('t.token_prefix', '=', prefix),
     ),
     /** D60: tokens issued to workload identities, with the identity's current grant (deleted: no row). */
