@@ -131,8 +131,9 @@ function fdatasyncMicros(dir: string, n = 500) {
  * The floor: a bare node:http server in a process of its own (the same Node as the server), answering `body`
  * with the pull's content type; nothing of svcenv runs in it. With `pgUrl`, the same server first makes one
  * PostgreSQL read per request (a prepared `select` of one row, through the `pg` pool the server uses): the
- * ceiling of any design that reads the database once per request (the one authorization read a pull keeps,
- * so that a revocation is seen by the next request on every instance), on this machine's cores.
+ * ceiling of any design that sends one query per request, on this machine's cores. The server's pulls share
+ * their one authorization read (sent after each of them arrived, so that a revocation is seen by the next
+ * request on every instance) with the pulls that arrive with them (ADR 0007, fifth round).
  */
 async function bareFloor(body: string, pgUrl?: string): Promise<{ url: string; pid: number; stop: () => void }> {
   const script = `
