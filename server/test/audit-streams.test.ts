@@ -91,6 +91,18 @@ async function streamView(app: TestApp, jwt: string, id: string) {
   return s;
 }
 
+/**
+ * The stream's view once its cursor reached `lastId`. The server records a delivery when the receiver's answer
+ * arrives, which is after the receiver saw the batch: reading the view the moment the batch arrived races it.
+ */
+async function viewOnceDelivered(app: TestApp, jwt: string, id: string, lastId: number) {
+  await until('the delivery recorded', async () => (await streamView(app, jwt, id)).lastDeliveredId === lastId);
+  return streamView(app, jwt, id);
+}
+
+/** A receiver path of its own for each attempt, so that a retried test does not count an earlier try's batches. */
+const pathOf = (name: string) => `/${name}-${randomBytes(4).toString('hex')}`;
+
 describe(`audit streams (${dialectName})`, () => {
   let app: TestApp;
   let rx: Receiver;
@@ -107,17 +119,18 @@ describe(`audit streams (${dialectName})`, () => {
     const owner = await signupUser(app, 'Olga');
     const ws = await workspaceOf(app, owner.jwt);
     const p = await createProject(app, owner.jwt); // before the stream: never sent
-    const stream = await createStream(app, owner.jwt, rx.url('/order'));
+    const order = pathOf('order');
+    const stream = await createStream(app, owner.jwt, rx.url(order));
     expect(stream.secret).toMatch(/^whsec_[A-Za-z0-9]{20,}$/);
-    expect(stream.url).toBe(rx.url('/order'));
+    expect(stream.url).toBe(rx.url(order));
     const other = await signupUser(app, 'Otto');
     await createProject(app, other.jwt); // another workspace: never sent
     await writeRows(app, ws, owner.user.id, 1234);
     await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'secret-value-1', type: 'secret' }]);
     const entries = await allEntries(app, owner.jwt);
     const last = entries[entries.length - 1]!;
-    await until('the last entry', () => idsIn(batchesAt(rx, '/order')).includes(last.id));
-    const batches = batchesAt(rx, '/order');
+    await until('the last entry', () => idsIn(batchesAt(rx, order)).includes(last.id));
+    const batches = batchesAt(rx, order);
     const got = batches.flatMap((r) => streamBatchOf(r).entries);
     // Exactly the entries from the stream's own creation on, each as the audit endpoint shows it, once, in order.
     const from = entries.findIndex((e) => e.action === 'audit_stream.create');
@@ -137,32 +150,33 @@ describe(`audit streams (${dialectName})`, () => {
     expect(batches.some((b) => streamBatchOf(b).entries.length === 500)).toBe(true);
     expect(new Set(batches.map((b) => b.headers['x-svcenv-delivery'])).size).toBe(batches.length);
     expect(Buffer.concat(batches.map((b) => b.raw)).toString('utf8')).not.toContain('secret-value-1');
-    const view = await streamView(app, owner.jwt, stream.id);
+    const view = await viewOnceDelivered(app, owner.jwt, stream.id, last.id);
     expect(view).toMatchObject({ lastDeliveredId: last.id, lastStatus: 200, pending: 0 });
     expect(view.lastDeliveredAt).not.toBeNull();
     expect(JSON.stringify(view)).not.toContain('whsec_');
 
     // Within 5 s of being written.
-    const before = batchesAt(rx, '/order').length;
+    const before = batchesAt(rx, order).length;
     const t0 = Date.now();
     await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'B', value: 'two', type: 'plain' }]);
-    await until('the next batch', () => batchesAt(rx, '/order').length > before, 5_000);
+    await until('the next batch', () => batchesAt(rx, order).length > before, 5_000);
     expect(Date.now() - t0).toBeLessThan(5_000);
   }, 60_000);
 
   it('retries a batch answered 500 and moves on after the 2xx, without loss or a second move', async () => {
     const owner = await signupUser(app, 'Rita');
     const ws = await workspaceOf(app, owner.jwt);
-    rx.setAnswer((r) => ({ status: r.path === '/retry' && batchesAt(rx, '/retry').length === 1 ? 500 : 200 }));
+    const retry = pathOf('retry');
+    rx.setAnswer((r) => ({ status: r.path === retry && batchesAt(rx, retry).length === 1 ? 500 : 200 }));
     try {
-      const stream = await createStream(app, owner.jwt, rx.url('/retry'));
-      await until('the first attempt', () => batchesAt(rx, '/retry').length === 1);
+      const stream = await createStream(app, owner.jwt, rx.url(retry));
+      await until('the first attempt', () => batchesAt(rx, retry).length === 1);
       await until('the failure recorded', async () => (await streamView(app, owner.jwt, stream.id)).lastStatus === 500);
       const failed = await streamView(app, owner.jwt, stream.id);
       expect(failed).toMatchObject({ lastDeliveredId: null, lastDeliveredAt: null });
       expect(failed.pending).toBeGreaterThanOrEqual(1);
-      await until('the retry', () => batchesAt(rx, '/retry').length === 2, 10_000);
-      const [first, second] = batchesAt(rx, '/retry') as [Received, Received];
+      await until('the retry', () => batchesAt(rx, retry).length === 2, 10_000);
+      const [first, second] = batchesAt(rx, retry) as [Received, Received];
       // About 1 s later (D65), the same entries under the same delivery id.
       expect(second.at - first.at).toBeGreaterThanOrEqual(streamBackoffMs(1) - 200);
       expect(streamBatchOf(second).entries[0]).toEqual(streamBatchOf(first).entries[0]);
@@ -170,11 +184,11 @@ describe(`audit streams (${dialectName})`, () => {
       await writeRows(app, ws, owner.user.id, 30);
       const entries = await allEntries(app, owner.jwt);
       const last = entries[entries.length - 1]!.id;
-      await until('every entry', () => idsIn(batchesAt(rx, '/retry')).includes(last));
-      const acked = idsIn(batchesAt(rx, '/retry').slice(1));
+      await until('every entry', () => idsIn(batchesAt(rx, retry)).includes(last));
+      const acked = idsIn(batchesAt(rx, retry).slice(1));
       const from = entries.findIndex((e) => e.action === 'audit_stream.create');
       expect(acked).toEqual(entries.slice(from).map((e) => e.id));
-      const view = await streamView(app, owner.jwt, stream.id);
+      const view = await viewOnceDelivered(app, owner.jwt, stream.id, last);
       expect(view).toMatchObject({ lastDeliveredId: last, lastStatus: 200, pending: 0 });
     } finally {
       rx.setAnswer(() => ({ status: 200 }));
@@ -198,25 +212,27 @@ describe(`audit streams (${dialectName})`, () => {
       await createStream(app, owner.jwt, `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hang`);
       await createStream(app, owner.jwt, `http://127.0.0.1:${deadPort}/dead`);
       await until('the hanging stream to hold its request', () => hung.length > 0);
-      const healthy = await createStream(app, owner.jwt, rx.url('/healthy'));
+      const [healthyPath, hookPath] = [pathOf('healthy'), pathOf('hook')];
+      const healthy = await createStream(app, owner.jwt, rx.url(healthyPath));
       const hook = await app.call(
         ops.createWebhook,
-        { body: { name: 'lanes', url: rx.url('/hook'), events: ['vars.bulk_upsert', 'var.update'] } },
+        { body: { name: 'lanes', url: rx.url(hookPath), events: ['vars.bulk_upsert', 'var.update'] } },
         owner.jwt,
       );
       expect(hook.status).toBe(201);
+      let last = 0;
       for (let i = 0; i < 5; i++) {
         const t0 = Date.now();
         await upsert(app, owner.jwt, p.id, ['dev'], [{ key: `K${i}`, value: `v${i}`, type: 'plain' }]);
         const entries = await allEntries(app, owner.jwt);
-        const last = entries[entries.length - 1]!.id;
-        await until('the webhook delivery', () => batchesAt(rx, '/hook').length > i, 3_000);
-        await until('the healthy stream', () => idsIn(batchesAt(rx, '/healthy')).includes(last), 5_000);
+        last = entries[entries.length - 1]!.id;
+        await until('the webhook delivery', () => batchesAt(rx, hookPath).length > i, 3_000);
+        await until('the healthy stream', () => idsIn(batchesAt(rx, healthyPath)).includes(last), 5_000);
         expect(Date.now() - t0).toBeLessThan(5_000);
       }
       // One batch in flight for the hanging stream (a second only after its 10-second timeout and backoff).
       expect(hung.length).toBeLessThanOrEqual(2);
-      expect((await streamView(app, owner.jwt, healthy.id)).pending).toBe(0);
+      expect((await viewOnceDelivered(app, owner.jwt, healthy.id, last)).pending).toBe(0);
     } finally {
       hanging.closeAllConnections();
       await new Promise<void>((r) => hanging.close(() => r()));
@@ -226,13 +242,14 @@ describe(`audit streams (${dialectName})`, () => {
   it('sends nothing after a delete, which is audited', async () => {
     const owner = await signupUser(app, 'Dora');
     const ws = await workspaceOf(app, owner.jwt);
-    const stream = await createStream(app, owner.jwt, rx.url('/deleted?token=abc'));
-    await until('the first batch', () => batchesAt(rx, '/deleted?token=abc').length > 0);
+    const deletedPath = `${pathOf('deleted')}?token=abc`;
+    const stream = await createStream(app, owner.jwt, rx.url(deletedPath));
+    await until('the first batch', () => batchesAt(rx, deletedPath).length > 0);
     const del = await app.call(ops.deleteAuditStream, { params: { id: stream.id } }, owner.jwt);
     expect(del.status).toBe(204);
     await writeRows(app, ws, owner.user.id, 20);
     await new Promise((r) => setTimeout(r, 1_500));
-    const ids = idsIn(batchesAt(rx, '/deleted?token=abc'));
+    const ids = idsIn(batchesAt(rx, deletedPath));
     const entries = await allEntries(app, owner.jwt);
     const deleted = entries.find((e) => e.action === 'audit_stream.delete')!;
     expect(deleted.detail).toEqual({ streamId: stream.id, host: new URL(rx.url()).host });
@@ -346,7 +363,7 @@ describe.runIf(TEST_DATABASE_URL)('audit streams on PostgreSQL, two instances', 
       expect(ids).toEqual(entries.slice(from).map((e) => e.id));
       for (const r of batches) expect(streamBatchOf(r).entries.length).toBeLessThanOrEqual(500);
       for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThanOrEqual(seen[i - 1]!);
-      expect((await streamView(a, owner.jwt, stream.id)).lastDeliveredId).toBe(last);
+      expect((await viewOnceDelivered(a, owner.jwt, stream.id, last)).lastDeliveredId).toBe(last);
     } finally {
       watching = false;
       await watcher.catch(() => undefined);
