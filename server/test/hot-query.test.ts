@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hotQuery } from '../src/db/hot-query.js';
 import { authnQueries } from '../src/runtime/credentials.js';
@@ -7,6 +8,35 @@ import { createProject, createToken, dialectName, signupUser, startApp, type Tes
  * Per-request queries compiled once (db/hot-query.ts): on PostgreSQL those of the root handle run on the pool
  * itself, as named prepared statements, and those of a transaction's handle on its connection (ADR 0007).
  */
+/**
+ * Each pooled PostgreSQL connection plans the hot queries generically (db/index.ts `prepareHotQueries`), set
+ * before the pool hands it out. First in the file: `pg` warns once per process of a query sent while another
+ * runs on the same client (an error in pg 9), so the check must see the app's first connections being made.
+ */
+describe.runIf(dialectName === 'postgres')('pooled PostgreSQL connections', () => {
+  it('are set up before their first query: generic plans, no query sent beside another', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    const app = await startApp();
+    try {
+      // A hot query runs on the pool itself; more at once than its ten connections, so that each of them is made
+      // for one of these.
+      const { db } = app.db;
+      const mode = hotQuery(db, 0, () =>
+        db.selectNoFrom([sql<string>`current_setting('plan_cache_mode')`.as('mode'), sql`pg_sleep(0.02)`.as('slept')]),
+      );
+      const modes = await Promise.all(Array.from({ length: 25 }, () => mode()));
+      expect(modes.map((rows) => rows[0]!.mode)).toEqual(Array(25).fill('force_generic_plan'));
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on the next tick
+      expect(warnings.filter((w) => w.includes('client.query()'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await app.stop();
+    }
+  });
+});
+
 describe(`hot queries (${dialectName})`, () => {
   let srv: TestApp;
   beforeAll(async () => {

@@ -99,8 +99,8 @@ function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
  */
 export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined }): DbHandle {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
-    pool.on('connect', prepareHotQueries);
+    // Awaited by the pool before it hands a new connection out (pg-pool's onConnect).
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, onConnect: prepareHotQueries });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     runHotQueriesWith(db, pgHotQuery(pool));
     let lastPrune: { workspaceId: string; cutoff: string; createdAt: string } | null = null;
@@ -179,11 +179,12 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
  * That planning took ~1.5 ms of a 0.1 ms read here; the generic plan is the same chain of index lookups.
  * The hot queries are all lookups by key, whose plan does not depend on the values.
  */
-function prepareHotQueries(client: pg.PoolClient): void {
+async function prepareHotQueries(client: pg.ClientBase): Promise<void> {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  // Queued ahead of anything the pool hands this connection out for. A failure leaves the default, slower
-  // but correct; the error is the connection's to report on its next query.
-  (query('set plan_cache_mode = force_generic_plan') as Promise<unknown>).catch(() => {});
+  // Done before the pool hands the connection out: a query sent while another runs on the same client is
+  // deprecated by pg 8 and an error in pg 9. A failure (PostgreSQL before 12 has no such setting) leaves the
+  // default, slower but correct.
+  await (query('set plan_cache_mode = force_generic_plan') as Promise<unknown>).catch(() => {});
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' && Array.isArray(values) ? preparedNames.get(text) : undefined;
     if (name) return query({ name, text, values }, callback);
