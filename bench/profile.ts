@@ -4,7 +4,8 @@
  * then the profile's top functions by self time and its time by package. Not a benchmark (the profiler
  * slows everything down); it answers "which functions", the benchmark answers "how fast".
  *   npx tsx bench/profile.ts [304|200] [top N]      (BENCH_DATABASE_URL: on PostgreSQL; BENCH_CONNECTIONS,
- *   default 10)
+ *   default 10; PROFILE_CALLERS=writev,read: those functions' self time split by the chain of their callers,
+ *   e.g. a socket write under `pg`'s query submit apart from one under the HTTP answer)
  * The raw .cpuprofile is kept (its path is printed) for Chromium's DevTools.
  */
 import { execFileSync } from 'node:child_process';
@@ -28,6 +29,10 @@ const mode = process.argv[2] === '200' ? '200' : '304';
 const TOP = Number(process.argv[3] ?? 30);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const CALLERS = (process.env.PROFILE_CALLERS ?? '').split(',').filter(Boolean);
+/** Callers shown above each function of PROFILE_CALLERS, and chains shown per function. */
+const CALLER_DEPTH = 9;
+const CALLER_CHAINS = 6;
 
 execFileSync(process.execPath, [join(repoRoot, 'server', 'scripts', 'build.mjs')], { stdio: 'inherit' });
 const profDir = mkdtempSync(join(tmpdir(), 'svcenv-prof-'));
@@ -69,6 +74,7 @@ try {
 interface Node {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
 }
 // The bundle inlines our code and the packages: its source map names the file each function came from.
 const bundleMap = new SourceMapConsumer(
@@ -80,6 +86,11 @@ const sourceOf = ({ url, lineNumber, columnNumber }: Node['callFrame']) => {
     return { file: url.replace(/^file:\/\/.*node_modules\//, ''), line: lineNumber + 1 };
   const o = bundleMap.originalPositionFor({ line: lineNumber + 1, column: columnNumber });
   return { file: (o.source ?? '?').replace(/^.*node_modules\//, '').replace(/^(\.\.\/)+/, ''), line: o.line ?? 0 };
+};
+/** A function as the summaries name it: its name and where its source is. */
+const frameName = (n: Node) => {
+  const { file: f, line } = sourceOf(n.callFrame);
+  return `${n.callFrame.functionName || '(anonymous)'} ${f}${line ? `:${line}` : ''}`;
 };
 /** Our files by path; a package by its name; Node's own modules as one. */
 const areaOf = (f: string) => {
@@ -106,9 +117,8 @@ function summarize(file: string, top: number) {
   for (const n of profile.nodes) {
     const t = self.get(n.id) ?? 0;
     if (!t) continue;
-    const { file: f, line } = sourceOf(n.callFrame);
-    add(byFunction, `${n.callFrame.functionName || '(anonymous)'} ${f}${line ? `:${line}` : ''}`, t);
-    add(byArea, areaOf(f), t);
+    add(byFunction, frameName(n), t);
+    add(byArea, areaOf(sourceOf(n.callFrame).file), t);
   }
   const pct = (t: number) => `${((t / total) * 100).toFixed(1).padStart(5)}%`;
   console.log(`\n== ${join(profDir, file)} (${(total / 1e6).toFixed(1)} s sampled)`);
@@ -116,6 +126,30 @@ function summarize(file: string, top: number) {
   for (const [name, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(t)}  ${name}`);
   console.log('\nby where the code lives (our files one by one, packages by name):');
   for (const [name, t] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(t)}  ${name}`);
+  if (CALLERS.length) callers(profile.nodes, self, pct);
+}
+
+/** PROFILE_CALLERS: each named function's self time by the chain of its callers (nearest first). */
+function callers(nodes: Node[], self: Map<number, number>, pct: (t: number) => string) {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const n of nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  for (const fn of CALLERS) {
+    const chains = new Map<string, number>();
+    for (const n of nodes) {
+      const t = self.get(n.id) ?? 0;
+      if (n.callFrame.functionName !== fn || !t) continue;
+      const chain: string[] = [];
+      for (let id = parentOf.get(n.id); id !== undefined && chain.length < CALLER_DEPTH; id = parentOf.get(id))
+        chain.push(frameName(byId.get(id)!));
+      const key = chain.join('\n          < ');
+      chains.set(key, (chains.get(key) ?? 0) + t);
+    }
+    console.log(`\n${fn}, by its callers:`);
+    if (!chains.size) console.log('  (no samples)');
+    for (const [chain, t] of [...chains].sort((a, b) => b[1] - a[1]).slice(0, CALLER_CHAINS))
+      console.log(`${pct(t)}  < ${chain}`);
+  }
 }
 
 const files = readdirSync(profDir)
