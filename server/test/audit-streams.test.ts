@@ -96,8 +96,12 @@ async function streamView(app: TestApp, jwt: string, id: string) {
  * arrives, which is after the receiver saw the batch: reading the view the moment the batch arrived races it.
  */
 async function viewOnceDelivered(app: TestApp, jwt: string, id: string, lastId: number) {
-  await until('the delivery recorded', async () => (await streamView(app, jwt, id)).lastDeliveredId === lastId);
-  return streamView(app, jwt, id);
+  let view: Awaited<ReturnType<typeof streamView>> | undefined;
+  await until('the delivery recorded', async () => {
+    view = await streamView(app, jwt, id);
+    return view.lastDeliveredId === lastId;
+  });
+  return view!;
 }
 
 /** A receiver path of its own for each attempt, so that a retried test does not count an earlier try's batches. */
