@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { type Config, isTrustedProxy, proxyList } from '../config.js';
 import { loggablePath } from '../lib/redact.js';
 import { BODY_LIMIT } from './body.js';
+import { CoalescedResponse } from './coalesced-response.js';
 import { clientErrorHandler, frameworkErrorHandler } from './errors.js';
 
 export interface Tls {
@@ -45,7 +46,9 @@ export function serverOptions(
   return {
     // Node would refuse an HTTP/1.1 request without Host itself, with an empty body and none of our headers;
     // the onRequest hook (http/hooks.ts) refuses it in our shape instead.
-    ...(https ? { https } : { http: { requireHostHeader: false } }),
+    ...(https
+      ? { https: { ...https, ServerResponse: CoalescedResponse } }
+      : { http: { requireHostHeader: false, ServerResponse: CoalescedResponse } }),
     logger: {
       level: config.LOG_LEVEL,
       ...(logStream ? { stream: logStream } : {}),
