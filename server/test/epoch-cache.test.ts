@@ -1,7 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EpochCache } from '../src/db/epoch-cache.js';
 import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
 
 /**
@@ -37,6 +40,17 @@ describe.skipIf(dialectName !== 'sqlite')('epoch-validated read cache (sqlite)',
     const res = await srv.request('GET', pullUrl(), { token: tok.token });
     expect(res.status).toBe(401);
     expect(res.error.message).toMatch(/revoked/);
+  });
+
+  it('refuses every one of many pulls sent together after a revocation by another connection', async () => {
+    const tok = await createToken(srv, jwt, { scope: 'read' });
+    expect((await srv.request('GET', pullUrl(), { token: tok.token })).status).toBe(200);
+    other.prepare('update access_tokens set revoked_at = ? where id = ?').run(new Date().toISOString(), tok.id);
+    // Read from their sockets in the same turns, they share counter reads (ADR 0007, seventh round).
+    const pulls = await Promise.all(
+      Array.from({ length: 30 }, () => srv.request('GET', pullUrl(), { token: tok.token })),
+    );
+    expect(pulls.map((r) => r.status)).toEqual(Array(30).fill(401));
   });
 
   it('sees a token narrowed to other environments, and an environment renamed, on the next request', async () => {
@@ -93,5 +107,60 @@ describe.skipIf(dialectName !== 'sqlite')('epoch-validated read cache (sqlite)',
       srv.db.db,
     );
     expect((await srv.request('GET', pullUrl(), { token: tok.token })).status).toBe(401);
+  });
+});
+
+/** EpochCache.readAfterTurn on a real SQLite file, changed on a second connection. */
+describe('one counter read for the requests of a turn', () => {
+  const open = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcenv-epoch-'));
+    const db = new Database(join(dir, 'a.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec(
+      'create table cache_epoch (id integer primary key, n integer not null); insert into cache_epoch values (1, 1)',
+    );
+    const other = new Database(join(dir, 'a.db'));
+    return {
+      db,
+      other,
+      close() {
+        other.close();
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  };
+
+  it('is made after every request that asked for it; one asking after it is made gets a read of its own', async () => {
+    const { db, other, close } = open();
+    try {
+      const cache = new EpochCache(db);
+      const first = cache.readAfterTurn();
+      const second = cache.readAfterTurn();
+      expect(second).toBe(first);
+      // Committed after both asked and before the turn ended: their shared read sees it (D33).
+      other.prepare('update cache_epoch set n = 2').run();
+      expect(await first).toBe(2);
+      other.prepare('update cache_epoch set n = 3').run();
+      const later = cache.readAfterTurn();
+      expect(later).not.toBe(first);
+      expect(await later).toBe(3);
+    } finally {
+      close();
+    }
+  });
+
+  it('is undefined while a transaction is open on the connection, as a direct read is', async () => {
+    const { db, close } = open();
+    try {
+      const cache = new EpochCache(db);
+      db.exec('begin');
+      const during = cache.readAfterTurn();
+      expect(await during).toBeUndefined();
+      db.exec('rollback');
+      expect(await cache.readAfterTurn()).toBe(1);
+    } finally {
+      close();
+    }
   });
 });

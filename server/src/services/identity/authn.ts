@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
 import { type CidrRange, cidrContains, parseCidr, parseIp } from '@svcenv/contract';
-import { cachedRows, type RowSnapshot, readEpoch } from '../../db/epoch-cache.js';
+import { cachedRows, type RowSnapshot, readEpochAfterArrival } from '../../db/epoch-cache.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { forbidden, unauthorized } from '../../lib/errors.js';
 import { TOKEN_DISPLAY_PREFIX_LEN, TOKEN_PREFIX, tokenChecksumValid } from '../../lib/ids.js';
@@ -99,7 +99,8 @@ async function authenticateToken(deps: AuthnDeps, token: string, wanted?: EnvWan
   if (!tokenChecksumValid(token)) throw unauthorized('invalid access token');
   const digest = sha256Hex(token);
   const prefix = token.slice(0, TOKEN_DISPLAY_PREFIX_LEN);
-  const epoch = readEpoch(deps.db);
+  // D33: revocation and expiry as of a counter read made after this request arrived (SQLite).
+  const epoch = await readEpochAfterArrival(deps.db);
   // Where the epoch cache serves the rows (SQLite) they cost one counter read; elsewhere a pull's token,
   // project, environment and role are read in one query instead of four (ADR 0007).
   const grantQuery = wanted?.by === 'slug' ? deps.queries.tokensWithGrantBySlug : deps.queries.tokensWithGrant;
