@@ -5,7 +5,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -104,6 +104,30 @@ describe('answers ended in one turn', () => {
     expect(first).toEqual({ status: 200, body: 'answer to /a' });
     expect(second).toBeInstanceOf(Error);
     expect(third).toEqual({ status: 200, body: 'answer to /c' });
+  });
+
+  it('keep the order of pipelined requests on one connection', async () => {
+    const started = createServer({ ServerResponse: CoalescedResponse }, (req, res) => res.end(`answer to ${req.url}`));
+    server = started;
+    await new Promise<void>((r) => started.listen(0, '127.0.0.1', r));
+    const { port } = started.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => {
+      received += d;
+    });
+    // Three requests in one packet: Node answers them in order, the second and third waiting for the first.
+    socket.write(['/one', '/two', '/three'].map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+    for (let i = 0; i < 200 && (received.match(/answer to/g) ?? []).length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    socket.destroy();
+    expect(received.match(/answer to \/(one|two|three)/g)).toEqual([
+      'answer to /one',
+      'answer to /two',
+      'answer to /three',
+    ]);
   });
 
   it("keep Node's end(): callbacks, a body chunk with its encoding, a refused chunk thrown to the caller", async () => {
