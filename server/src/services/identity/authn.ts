@@ -99,8 +99,10 @@ async function authenticateToken(deps: AuthnDeps, token: string, wanted?: EnvWan
   if (!tokenChecksumValid(token)) throw unauthorized('invalid access token');
   const digest = sha256Hex(token);
   const prefix = token.slice(0, TOKEN_DISPLAY_PREFIX_LEN);
-  // D33: revocation and expiry as of a counter read made after this request arrived (SQLite).
-  const epoch = await readEpochAfterArrival(deps.db);
+  // D33: revocation and expiry as of a counter read made after this request arrived (SQLite; PostgreSQL has
+  // no counter and does not wait for one).
+  const counterRead = readEpochAfterArrival(deps.db);
+  const epoch = counterRead && (await counterRead);
   // Where the epoch cache serves the rows (SQLite) they cost one counter read; elsewhere a pull's token,
   // project, environment and role are read in one query instead of four (ADR 0007).
   const grantQuery = wanted?.by === 'slug' ? deps.queries.tokensWithGrantBySlug : deps.queries.tokensWithGrant;
