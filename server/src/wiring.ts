@@ -66,6 +66,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
     new AuditStreamer({
       db,
       dialect: opts.db.dialect,
+      flushAuditInbox: () => opts.db.flushAuditInbox(),
       clock: opts.clock,
       withDb: (fn) => jobs.withDb(fn),
       secretKey: webhooks.secretKey,
@@ -84,6 +85,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       metrics ? metrics.timeAuditCommits(opts.db.insertAuditRows) : (rows) => opts.db.insertAuditRows(rows),
       opts.db.dialect === 'sqlite' ? 1 : 4,
     ),
+    flushAuditInbox: () => opts.db.flushAuditInbox(),
     renderCache: new RenderCache(),
     unchangedPulls: new UnchangedPullAudits(),
     watch: new EnvWatch({

@@ -34,6 +34,7 @@ describe(`audit group commit (${dialectName})`, () => {
       srv.deps.auditBatcher.append(row(p.id, 'last')),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    await srv.db.flushAuditInbox(); // as every reader of audit_logs does (SQLite's audit inbox, ADR 0007)
     const keys = await srv.db.db
       .selectFrom('audit_logs')
       .select('target_key')
@@ -63,6 +64,7 @@ describe(`audit group commit (${dialectName})`, () => {
       created_at: new Date(Date.UTC(2026, 10, 28, 1, 2, 3, i)).toISOString(),
     }));
     await srv.db.insertAuditRows(rows);
+    await srv.db.flushAuditInbox();
     const back = await srv.db.db
       .selectFrom('audit_logs')
       .select(['target_key', 'target_env', 'detail', 'created_at', 'project_id'])

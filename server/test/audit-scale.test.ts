@@ -127,16 +127,16 @@ describe(`audit retention (${dialectName})`, () => {
     detail: '{"format":"dotenv"}',
     created_at: at.toISOString(),
   });
-  const count = async (workspaceId: string) =>
-    Number(
-      (
-        await app.db.db
-          .selectFrom('audit_logs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('workspace_id', '=', workspaceId)
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  // A reader of audit_logs flushes SQLite's audit inbox first, as the server's readers do (ADR 0007).
+  const count = async (workspaceId: string) => {
+    await app.db.flushAuditInbox();
+    const { n } = await app.db.db
+      .selectFrom('audit_logs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  };
   const prunes = async (jwt: string) => {
     const res = await app.request('GET', '/v1/workspace/audit?action=audit.prune', { token: jwt, schema: auditPage });
     expect(res.status, res.text).toBe(200);
@@ -226,6 +226,7 @@ describe(`audit compact keys (${dialectName})`, () => {
     // in the ISO form every writer used), as a database of before the migration.
     const pull = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
     expect(pull.status, pull.text).toBe(200);
+    await app.db.flushAuditInbox(); // out of SQLite's audit inbox, as any reader of audit_logs has it
     await compactKeys.down(app.db.db, app.db.dialect);
     // Entries written then, as the writers of then wrote them (one multi-row insert; today's PostgreSQL group
     // commit sends typed arrays for the migrated columns), with ties in time and no project or actor.

@@ -37,6 +37,7 @@ import * as webhookProject from './migrations/2026-11-28T00-webhook-project.js';
 import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-audits.js';
 import * as auditCompactKeys from './migrations/2026-11-29T00-audit-compact-keys.js';
 import * as singleSignOn from './migrations/2026-11-29T00-single-sign-on.js';
+import * as auditInbox from './migrations/2026-11-29T10-audit-inbox.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -46,8 +47,18 @@ export type Db = Kysely<Database>;
 export interface DbHandle {
   db: Db;
   dialect: Dialect;
-  /** Inserts audit rows in one transaction; on SQLite in a worker thread, so the fsync blocks no request. */
+  /**
+   * Inserts audit rows in one durable transaction; on SQLite in a worker thread, so the fsync blocks no
+   * request, and into the audit inbox (migration 2026-11-29T10-audit-inbox), from which they reach
+   * `audit_logs` a few hundred at a time or at the next flushAuditInbox.
+   */
   insertAuditRows(rows: Insertable<AuditLogsTable>[]): Promise<void>;
+  /**
+   * Called before reading `audit_logs` (outside any transaction): every entry insertAuditRows has committed is
+   * in `audit_logs` when it resolves. On SQLite the writer thread moves the audit inbox; on PostgreSQL there is
+   * nothing to move.
+   */
+  flushAuditInbox(): Promise<void>;
   /**
    * D64: deletes up to `limit` of the workspace's oldest entries written before `cutoff`, in one short
    * transaction (on SQLite in the audit writer's thread, between its group commits); returns how many.
@@ -110,6 +121,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       insertAuditRows: async (rows) => {
         await pool.query({ name: PG_AUDIT_INSERT_NAME, text: PG_AUDIT_INSERT, values: pgAuditArrays(rows) });
       },
+      flushAuditInbox: async () => {},
       pruneAuditBatch: async (workspaceId, cutoff, limit) => {
         // PostgreSQL keeps a deleted entry in the indexes until vacuum, so each batch of a run would walk
         // every entry the run deleted before it (a 100-row batch took 20 ms after 377,000: bench/audit.bench.ts).
@@ -160,6 +172,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     db,
     dialect: 'sqlite',
     insertAuditRows: (rows) => writer.insert(rows),
+    flushAuditInbox: () => writer.flush(),
     pruneAuditBatch: (workspaceId, cutoff, limit) => writer.prune(workspaceId, cutoff, limit),
     async close() {
       await writer.close();
@@ -219,6 +232,10 @@ class AuditWorker {
     return this.send({ rows }).then(() => undefined);
   }
 
+  flush(): Promise<void> {
+    return this.send({ flush: true }).then(() => undefined);
+  }
+
   prune(workspaceId: string, cutoff: string, limit: number): Promise<number> {
     return this.send({ prune: { workspaceId, cutoff, limit } });
   }
@@ -250,6 +267,9 @@ class AuditWorker {
   }
 
   async close(): Promise<void> {
+    // Moves what waits in the inbox (best effort: a server that stops without it, or is killed, leaves the rows
+    // there, committed, for the next process's first flush).
+    if (this.worker) await this.flush().catch(() => {});
     await this.worker?.terminate();
     this.worker = null;
   }
@@ -311,6 +331,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       down: (db) => auditCompactKeys.down(db, dialect),
     },
     '2026-11-29T00-single-sign-on': { up: singleSignOn.up, down: singleSignOn.down },
+    '2026-11-29T10-audit-inbox': { up: (db) => auditInbox.up(db, dialect), down: (db) => auditInbox.down(db, dialect) },
   };
 }
 

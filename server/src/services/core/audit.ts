@@ -54,12 +54,14 @@ export interface AuditFilters {
  * planner could pick a workspace index and filter it.
  */
 export async function auditPage(
-  deps: { db: Db; dialect: Dialect },
+  deps: { db: Db; dialect: Dialect; flushAuditInbox: () => Promise<void> },
   scope: { workspaceId: string; projectId?: string },
   filters: AuditFilters,
   limit: number,
   cursor: string | undefined,
 ) {
+  // Every entry committed before this request, the pulls' in SQLite's audit inbox included (ADR 0007).
+  await deps.flushAuditInbox();
   const before = await auditCursor(deps.db, cursor);
   const rows = await auditPageQuery(deps, scope, filters, limit + 1, before).execute();
   const page = rows.slice(0, limit);

@@ -28,6 +28,8 @@ export interface Deps {
   keyring: ProjectKeyring;
   /** Group commit of the audit rows of reads (services/core/changes.ts recordRead). */
   auditBatcher: AuditBatcher;
+  /** Awaited before reading `audit_logs`, outside a transaction (DbHandle.flushAuditInbox: SQLite's inbox). */
+  flushAuditInbox: () => Promise<void>;
   /** Resolved environments by revision (services/pull/pull.ts). */
   renderCache: RenderCache<ResolvedEnv>;
   /** D66: which unchanged pulls were audited this hour (services/pull/pull.ts). */

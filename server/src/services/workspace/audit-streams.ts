@@ -26,6 +26,7 @@ const auditDetail = (row: { id: string; url: string }) => ({ streamId: row.id, h
 export async function listAuditStreams(ctx: Ctx): Promise<AuditStream[]> {
   const { deps, principal } = ctx;
   requireStreamAdmin(principal);
+  await deps.flushAuditInbox(); // `pending` counts the inbox's entries too
   const rows = await deps.db
     .selectFrom('audit_streams as s')
     .select(['s.id', 's.url', 's.cursor', 's.last_status', 's.last_delivered_at', 's.created_at'])
@@ -64,6 +65,9 @@ export async function createAuditStream(ctx: Ctx, input: { url: string }) {
   const id = newId();
   const secret = newWebhookSecret();
   const now = deps.clock.now().toISOString();
+  // Entries written before the stream was created are in audit_logs, below the high water read next: the
+  // inbox's rows would otherwise take ids above it when moved (ADR 0007, eighth round).
+  await deps.flushAuditInbox();
   await deps.db.transaction().execute(async (trx) => {
     const row = {
       id,

@@ -1,0 +1,206 @@
+/**
+ * SQLite's audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007 eighth round): the entries of reads are
+ * committed, before their answer, to an unindexed table, and moved into audit_logs a few hundred at a time or
+ * whenever the server is about to read audit_logs. Nothing about it may show through the API: every entry
+ * is listed, streamed, pruned and deleted with its project as if it had been written to audit_logs at once.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { auditPage } from '@svcenv/contract';
+import { operations as ops } from '@svcenv/contract/operations';
+import SQLite from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneAudit } from '../src/jobs/audit-prune.js';
+import { DAY_MS, ManualClock } from '../src/lib/clock.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  signupUser,
+  startApp,
+  startServer,
+  type TestApp,
+  upsert,
+} from './harness.js';
+import { type Receiver, startReceiver, streamBatchOf } from './receiver.js';
+
+const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+const row = (workspaceId: string, projectId: string | null, key: string, at = new Date()) => ({
+  workspace_id: workspaceId,
+  project_id: projectId,
+  action: 'vars.pull',
+  target_key: key,
+  target_env: 'dev',
+  actor_id: null,
+  actor_type: 'token' as const,
+  detail: null,
+  created_at: at.toISOString(),
+});
+
+describe.skipIf(dialectName !== 'sqlite')('audit inbox (sqlite)', () => {
+  let app: TestApp;
+  let rx: Receiver;
+  const inbox = () =>
+    app.db.db
+      .selectFrom('audit_inbox' as never)
+      .select('target_key' as never)
+      .execute();
+  const logged = (workspaceId: string) =>
+    app.db.db
+      .selectFrom('audit_logs')
+      .select(['target_key', 'project_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('action', '=', 'vars.pull')
+      .orderBy('id')
+      .execute();
+  const workspaceOf = async (jwt: string) => (await app.call(ops.getSession, {}, jwt)).body.user.workspaceId;
+
+  beforeAll(async () => {
+    app = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await app?.stop();
+    await rx?.stop();
+  });
+
+  it("lists a pull's entry as soon as the pull is answered, though it was committed to the inbox", async () => {
+    const owner = await signupUser(app, 'Ines');
+    const p = await createProject(app, owner.jwt);
+    await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
+    const { token } = await createToken(app, owner.jwt, { scope: 'read' });
+    const pull = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
+    expect(pull.status, pull.text).toBe(200);
+    // Durable before the answer, and not yet in audit_logs: the inbox is what this test is about.
+    expect(await inbox()).toHaveLength(1);
+    expect(await logged(await workspaceOf(owner.jwt))).toEqual([]);
+    for (const path of ['/v1/workspace/audit', `/v1/projects/${p.id}/audit`]) {
+      const res = await app.request('GET', path, { token: owner.jwt, schema: auditPage });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.logs[0]).toMatchObject({ action: 'vars.pull', targetEnv: 'dev', project: { id: p.id } });
+    }
+    expect(await inbox()).toEqual([]);
+  });
+
+  it('moves the inbox into audit_logs once 512 entries wait, with no reader, in commit order', async () => {
+    const owner = await signupUser(app, 'Ivo');
+    const ws = await workspaceOf(owner.jwt);
+    for (let b = 0; b < 6; b++) {
+      await app.db.insertAuditRows(Array.from({ length: 100 }, (_, i) => row(ws, null, `k${b * 100 + i}`)));
+    }
+    // Read without a flush on purpose: the writer moves them by itself right after answering the sixth commit
+    // (600 >= 512).
+    await until('the move', async () => (await inbox()).length === 0);
+    expect((await logged(ws)).map((r) => r.target_key)).toEqual(Array.from({ length: 600 }, (_, i) => `k${i}`));
+  });
+
+  it('drops the waiting entries of a deleted project with it, and moves the others', async () => {
+    const owner = await signupUser(app, 'Ilse');
+    const ws = await workspaceOf(owner.jwt);
+    const gone = await createProject(app, owner.jwt, { name: 'gone' });
+    const kept = await createProject(app, owner.jwt, { name: 'kept' });
+    await app.db.insertAuditRows([row(ws, gone.id, 'g1'), row(ws, kept.id, 'k1'), row(ws, gone.id, 'g2')]);
+    expect(await inbox()).toHaveLength(3);
+    const del = await app.request('DELETE', `/v1/projects/${gone.id}`, { token: owner.jwt });
+    expect(del.status, del.text).toBe(204);
+    await app.db.flushAuditInbox();
+    expect(await inbox()).toEqual([]);
+    expect(await logged(ws)).toEqual([{ target_key: 'k1', project_id: kept.id }]);
+  });
+
+  it("streams a pull's entry with no reader of the log, and none written before the stream", async () => {
+    const owner = await signupUser(app, 'Igor');
+    const p = await createProject(app, owner.jwt);
+    await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
+    const { token } = await createToken(app, owner.jwt, { scope: 'read' });
+    const pull = (format: string) =>
+      app.request('GET', `/v1/projects/${p.id}/envs/dev/pull?format=${format}`, { token });
+    expect((await pull('dotenv')).status).toBe(200); // before the stream, still in the inbox when it is created
+    expect(await inbox()).toHaveLength(1);
+    const path = `/inbox-${Date.now()}`;
+    const res = await app.call(ops.createAuditStream, { body: { url: rx.url(path) } }, owner.jwt);
+    expect(res.status, res.text).toBe(201);
+    expect((await pull('json')).status).toBe(200);
+    const entries = () =>
+      rx.received
+        .filter((r) => r.path === path)
+        .flatMap((r) => streamBatchOf(r).entries)
+        .map((e) => [e.action, (e.detail as { format?: string } | null)?.format]);
+    await until('the second pull streamed', () => entries().some(([, format]) => format === 'json'), 5_000);
+    expect(entries()).toEqual([
+      ['audit_stream.create', undefined],
+      ['vars.pull', 'json'],
+    ]);
+  });
+});
+
+describe.skipIf(dialectName !== 'sqlite')('audit inbox and retention (sqlite)', () => {
+  const t0 = new Date('2026-12-01T00:00:00.000Z');
+  const clock = new ManualClock(t0);
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp({ clock, env: { AUDIT_RETENTION_DAYS: '1' } });
+    await app.deps.jobs.stop();
+  });
+  afterAll(() => app?.stop());
+
+  it('prunes old entries that still wait in the inbox', async () => {
+    clock.set(new Date(t0.getTime() + 2 * DAY_MS));
+    const owner = await signupUser(app, 'Iris');
+    const ws = (await app.call(ops.getSession, {}, owner.jwt)).body.user.workspaceId;
+    // The workspace's only old entries, and they are in the inbox: the job has to look there to find them.
+    await app.db.insertAuditRows([row(ws, null, 'old1', t0), row(ws, null, 'old2', t0)]);
+    expect(
+      await app.db.db
+        .selectFrom('audit_inbox' as never)
+        .selectAll()
+        .execute(),
+    ).toHaveLength(2);
+    const done = await pruneAudit({ handle: app.db, clock, retentionDays: 1, holder: 'inbox-test', pauseMs: 0 });
+    expect(done).toEqual([{ workspaceId: ws, deleted: 2 }]);
+    await app.db.flushAuditInbox();
+    const left = await app.db.db
+      .selectFrom('audit_logs')
+      .select('target_key')
+      .where('workspace_id', '=', ws)
+      .where('action', '=', 'vars.pull')
+      .execute();
+    expect(left).toEqual([]);
+  });
+});
+
+describe.skipIf(dialectName !== 'sqlite')('audit inbox across a SIGKILL (sqlite)', () => {
+  it("keeps a pull's entry committed to the inbox when the server is killed, and lists it after the restart", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-inbox-'));
+    const first = await startServer({ dataDir });
+    const owner = await signupUser(first);
+    const p = await createProject(first, owner.jwt);
+    await upsert(first, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
+    const { token } = await createToken(first, owner.jwt, { scope: 'read' });
+    const pull = await first.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
+    expect(pull.status).toBe(200);
+    await first.stop('SIGKILL');
+    const file = new SQLite(join(dataDir, 'svcenv.db'), { readonly: true });
+    try {
+      expect(file.prepare('select action from audit_inbox').all()).toEqual([{ action: 'vars.pull' }]);
+    } finally {
+      file.close();
+    }
+    const second = await startServer({ dataDir });
+    try {
+      const res = await second.request('GET', `/v1/projects/${p.id}/audit`, { token: owner.jwt, schema: auditPage });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.logs.filter((l) => l.action === 'vars.pull')).toHaveLength(1);
+    } finally {
+      await second.stop();
+    }
+  });
+});
