@@ -34,7 +34,7 @@ describe(`audit group commit (${dialectName})`, () => {
       srv.deps.auditBatcher.append(row(p.id, 'last')),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    await srv.db.flushAuditInbox(); // as every reader of audit_logs does (SQLite's audit inbox, ADR 0007)
+    await srv.db.flushAuditInbox(); // as every reader of audit_logs does (the audit inbox, ADR 0007)
     const keys = await srv.db.db
       .selectFrom('audit_logs')
       .select('target_key')

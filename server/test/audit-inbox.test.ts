@@ -1,15 +1,17 @@
 /**
- * SQLite's audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007 eighth round): the entries of reads are
+ * The audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007 eighth round): the entries of reads are
  * committed, before their answer, to an unindexed table, and moved into audit_logs a few hundred at a time or
  * whenever the server is about to read audit_logs. Nothing about it may show through the API: every entry
  * is listed, streamed, pruned and deleted with its project as if it had been written to audit_logs at once.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditPage } from '@svcenv/contract';
 import { operations as ops } from '@svcenv/contract/operations';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneAudit } from '../src/jobs/audit-prune.js';
 import { DAY_MS, ManualClock } from '../src/lib/clock.js';
@@ -17,6 +19,7 @@ import {
   createProject,
   createToken,
   dialectName,
+  freshPgSchema,
   signupUser,
   startApp,
   startServer,
@@ -45,7 +48,7 @@ const row = (workspaceId: string, projectId: string | null, key: string, at = ne
   created_at: at.toISOString(),
 });
 
-describe.skipIf(dialectName !== 'sqlite')('audit inbox (sqlite)', () => {
+describe(`audit inbox (${dialectName})`, () => {
   let app: TestApp;
   let rx: Receiver;
   const inbox = () =>
@@ -142,7 +145,7 @@ describe.skipIf(dialectName !== 'sqlite')('audit inbox (sqlite)', () => {
   });
 });
 
-describe.skipIf(dialectName !== 'sqlite')('audit inbox and retention (sqlite)', () => {
+describe(`audit inbox and retention (${dialectName})`, () => {
   const t0 = new Date('2026-12-01T00:00:00.000Z');
   const clock = new ManualClock(t0);
   let app: TestApp;
@@ -177,30 +180,55 @@ describe.skipIf(dialectName !== 'sqlite')('audit inbox and retention (sqlite)', 
   });
 });
 
-describe.skipIf(dialectName !== 'sqlite')('audit inbox across a SIGKILL (sqlite)', () => {
-  it("keeps a pull's entry committed to the inbox when the server is killed, and lists it after the restart", async () => {
+describe(`audit inbox across instances and a SIGKILL (${dialectName})`, () => {
+  it('lists on one instance a pull answered by another, also once that one was killed', async () => {
+    const pgSchema = process.env.TEST_DATABASE_URL ? await freshPgSchema() : null;
     const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-inbox-'));
-    const first = await startServer({ dataDir });
-    const owner = await signupUser(first);
-    const p = await createProject(first, owner.jwt);
-    await upsert(first, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
-    const { token } = await createToken(first, owner.jwt, { scope: 'read' });
-    const pull = await first.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
-    expect(pull.status).toBe(200);
-    await first.stop('SIGKILL');
-    const file = new SQLite(join(dataDir, 'svcenv.db'), { readonly: true });
+    const env: Record<string, string> = pgSchema
+      ? { DATABASE_URL: pgSchema.url, MASTER_KEY: randomBytes(32).toString('base64') }
+      : {};
+    /** What waits in the inbox, read behind both servers' backs. */
+    const waiting = async (): Promise<unknown[]> => {
+      if (!pgSchema) {
+        const file = new SQLite(join(dataDir, 'svcenv.db'), { readonly: true });
+        try {
+          return file.prepare('select target_env from audit_inbox').all();
+        } finally {
+          file.close();
+        }
+      }
+      const client = new pg.Client({ connectionString: pgSchema.url });
+      await client.connect();
+      try {
+        return (await client.query('select target_env from audit_inbox')).rows;
+      } finally {
+        await client.end();
+      }
+    };
+    const a = await startServer({ dataDir, env });
+    const b = await startServer({ dataDir, env });
     try {
-      expect(file.prepare('select action from audit_inbox').all()).toEqual([{ action: 'vars.pull' }]);
+      const owner = await signupUser(a);
+      const p = await createProject(a, owner.jwt);
+      await upsert(a, owner.jwt, p.id, ['dev', 'prod'], [{ key: 'A', value: 'a', type: 'plain' }]);
+      const { token } = await createToken(a, owner.jwt, { scope: 'read' });
+      const pulls = async () => {
+        const res = await b.request('GET', `/v1/projects/${p.id}/audit`, { token: owner.jwt, schema: auditPage });
+        expect(res.status, res.text).toBe(200);
+        return res.body.logs.filter((l) => l.action === 'vars.pull').map((l) => l.targetEnv);
+      };
+      expect((await a.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token })).status).toBe(200);
+      expect(await waiting()).toEqual([{ target_env: 'dev' }]);
+      expect(await pulls()).toEqual(['dev']);
+      expect((await a.request('GET', `/v1/projects/${p.id}/envs/prod/pull`, { token })).status).toBe(200);
+      await a.stop('SIGKILL');
+      expect(await waiting()).toEqual([{ target_env: 'prod' }]);
+      expect(await pulls()).toEqual(['prod', 'dev']);
+      expect(await waiting()).toEqual([]);
     } finally {
-      file.close();
-    }
-    const second = await startServer({ dataDir });
-    try {
-      const res = await second.request('GET', `/v1/projects/${p.id}/audit`, { token: owner.jwt, schema: auditPage });
-      expect(res.status, res.text).toBe(200);
-      expect(res.body.logs.filter((l) => l.action === 'vars.pull')).toHaveLength(1);
-    } finally {
-      await second.stop();
+      if (a.child.signalCode === null) await a.stop();
+      await b.stop();
+      await pgSchema?.drop();
     }
   });
 });

@@ -127,7 +127,7 @@ describe(`audit retention (${dialectName})`, () => {
     detail: '{"format":"dotenv"}',
     created_at: at.toISOString(),
   });
-  // A reader of audit_logs flushes SQLite's audit inbox first, as the server's readers do (ADR 0007).
+  // A reader of audit_logs flushes the audit inbox first, as the server's readers do (ADR 0007).
   const count = async (workspaceId: string) => {
     await app.db.flushAuditInbox();
     const { n } = await app.db.db
@@ -226,7 +226,7 @@ describe(`audit compact keys (${dialectName})`, () => {
     // in the ISO form every writer used), as a database of before the migration.
     const pull = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
     expect(pull.status, pull.text).toBe(200);
-    await app.db.flushAuditInbox(); // out of SQLite's audit inbox, as any reader of audit_logs has it
+    await app.db.flushAuditInbox(); // out of the audit inbox, as any reader of audit_logs has it
     await compactKeys.down(app.db.db, app.db.dialect);
     // Entries written then, as the writers of then wrote them (one multi-row insert; today's PostgreSQL group
     // commit sends typed arrays for the migrated columns), with ties in time and no project or actor.

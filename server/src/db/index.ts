@@ -48,15 +48,15 @@ export interface DbHandle {
   db: Db;
   dialect: Dialect;
   /**
-   * Inserts audit rows in one durable transaction; on SQLite in a worker thread, so the fsync blocks no
-   * request, and into the audit inbox (migration 2026-11-29T10-audit-inbox), from which they reach
-   * `audit_logs` a few hundred at a time or at the next flushAuditInbox.
+   * Inserts audit rows in one durable transaction (on SQLite in a worker thread, so the fsync blocks no
+   * request) into the audit inbox (migration 2026-11-29T10-audit-inbox), from which they reach `audit_logs` a
+   * few hundred at a time or at the next flushAuditInbox of any instance.
    */
   insertAuditRows(rows: Insertable<AuditLogsTable>[]): Promise<void>;
   /**
-   * Called before reading `audit_logs` (outside any transaction): every entry insertAuditRows has committed is
-   * in `audit_logs` when it resolves. On SQLite the writer thread moves the audit inbox; on PostgreSQL there is
-   * nothing to move.
+   * Called before reading `audit_logs` (outside any transaction): every entry committed to the audit inbox, by
+   * any instance, before it was called is in `audit_logs` when it resolves. On SQLite the writer thread moves
+   * the inbox; on PostgreSQL a transaction of its own, behind the moves of every other instance.
    */
   flushAuditInbox(): Promise<void>;
   /**
@@ -95,10 +95,12 @@ const AUDIT_COLUMNS = [
  * batch costs PostgreSQL no parse or plan, and the server no query building (a multi-row VALUES list had a new
  * text for every batch size).
  */
-const PG_AUDIT_INSERT = `insert into audit_logs (${AUDIT_COLUMNS.join(', ')}) select * from unnest(${AUDIT_COLUMNS.map(
+const PG_AUDIT_INSERT = `insert into audit_inbox (${AUDIT_COLUMNS.join(', ')}) select * from unnest(${AUDIT_COLUMNS.map(
   (c, i) => `$${i + 1}::${c === 'created_at' ? 'timestamptz' : 'text'}[]`,
 ).join(', ')})`;
-const PG_AUDIT_INSERT_NAME = 'svcenv_audit_insert';
+const PG_AUDIT_INSERT_NAME = 'svcenv_audit_inbox_insert';
+/** Rows an instance commits to the audit inbox before it moves the inbox by itself (the writer thread's MOVE_AT). */
+const PG_AUDIT_MOVE_AT = 512;
 
 function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
   return AUDIT_COLUMNS.map((c) => rows.map((r) => r[c] ?? null));
@@ -114,14 +116,37 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, onConnect: prepareHotQueries });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     runHotQueriesWith(db, pgHotQuery(pool));
+    // The audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007). Moves of every instance take one
+    // advisory lock per schema, so they run one at a time: a flush that waited for another instance's move
+    // then sees its rows in audit_logs, and two deletes of the same rows never deadlock.
+    const columns = sql.raw(AUDIT_COLUMNS.join(', '));
+    const moveInbox = () =>
+      db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.audit_inbox'))`.execute(trx);
+        await sql`with moved as (delete from audit_inbox returning id, ${columns})
+          insert into audit_logs (${columns}) select ${columns} from moved order by id`.execute(trx);
+      });
+    let sinceMove = 0;
+    let moving: Promise<void> | null = null;
     let lastPrune: { workspaceId: string; cutoff: string; createdAt: string } | null = null;
     return {
       db,
       dialect: 'postgres',
       insertAuditRows: async (rows) => {
         await pool.query({ name: PG_AUDIT_INSERT_NAME, text: PG_AUDIT_INSERT, values: pgAuditArrays(rows) });
+        sinceMove += rows.length;
+        if (sinceMove >= PG_AUDIT_MOVE_AT && !moving) {
+          sinceMove = 0;
+          // Not awaited: the rows are committed and their requests answered. A failed move leaves the inbox
+          // whole for the next one, and the next reader's flush reports the failure.
+          moving = moveInbox()
+            .catch(() => {})
+            .finally(() => {
+              moving = null;
+            });
+        }
       },
-      flushAuditInbox: async () => {},
+      flushAuditInbox: moveInbox,
       pruneAuditBatch: async (workspaceId, cutoff, limit) => {
         // PostgreSQL keeps a deleted entry in the indexes until vacuum, so each batch of a run would walk
         // every entry the run deleted before it (a 100-row batch took 20 ms after 377,000: bench/audit.bench.ts).
@@ -148,7 +173,10 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
         if (latest !== null) lastPrune = { workspaceId, cutoff, createdAt: latest };
         return deleted.length;
       },
-      close: () => db.destroy(),
+      async close() {
+        await moving;
+        await db.destroy();
+      },
     };
   }
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
@@ -331,7 +359,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       down: (db) => auditCompactKeys.down(db, dialect),
     },
     '2026-11-29T00-single-sign-on': { up: singleSignOn.up, down: singleSignOn.down },
-    '2026-11-29T10-audit-inbox': { up: (db) => auditInbox.up(db, dialect), down: (db) => auditInbox.down(db, dialect) },
+    '2026-11-29T10-audit-inbox': { up: (db) => auditInbox.up(db, dialect), down: auditInbox.down },
   };
 }
 

@@ -50,7 +50,7 @@ export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: s
   const now = deps.clock.now();
   if (!(await claimLease(db, deps.holder, now))) return [];
   const cutoff = new Date(now.getTime() - deps.retentionDays * DAY_MS).toISOString();
-  await deps.handle.flushAuditInbox(); // old entries still in SQLite's audit inbox (ADR 0007) are found too
+  await deps.handle.flushAuditInbox(); // old entries still in the audit inbox (ADR 0007) are found too
   const workspaces = await db
     .selectFrom('workspaces as w')
     .select('w.id')

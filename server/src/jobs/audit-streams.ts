@@ -212,7 +212,7 @@ export class AuditStreamer implements BackgroundWorker {
       .map((r) => r.id)
       .filter((id) => !this.inFlight.has(id));
     if (due.length === 0) return;
-    // SQLite's audit inbox holds the latest pulls' entries until moved; every look moves them, so they are
+    // The audit inbox holds the latest pulls' entries until moved; every look moves them, so they are
     // streamed within a poll of being written (D65's 5 s), in the id order the move gives them (ADR 0007).
     await this.deps.flushAuditInbox();
     const upTo = await this.watermark.current();

@@ -60,7 +60,7 @@ export async function auditPage(
   limit: number,
   cursor: string | undefined,
 ) {
-  // Every entry committed before this request, the pulls' in SQLite's audit inbox included (ADR 0007).
+  // Every entry committed before this request, the pulls' in the audit inbox included (ADR 0007).
   await deps.flushAuditInbox();
   const before = await auditCursor(deps.db, cursor);
   const rows = await auditPageQuery(deps, scope, filters, limit + 1, before).execute();

@@ -28,7 +28,7 @@ export interface Deps {
   keyring: ProjectKeyring;
   /** Group commit of the audit rows of reads (services/core/changes.ts recordRead). */
   auditBatcher: AuditBatcher;
-  /** Awaited before reading `audit_logs`, outside a transaction (DbHandle.flushAuditInbox: SQLite's inbox). */
+  /** Awaited before reading `audit_logs`, outside a transaction (DbHandle.flushAuditInbox: the audit inbox). */
   flushAuditInbox: () => Promise<void>;
   /** Resolved environments by revision (services/pull/pull.ts). */
   renderCache: RenderCache<ResolvedEnv>;
