@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { auditPage } from '@svcenv/contract';
 import { operations as ops } from '@svcenv/contract/operations';
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pruneAudit } from '../src/jobs/audit-prune.js';
@@ -230,5 +231,41 @@ describe(`audit inbox across instances and a SIGKILL (${dialectName})`, () => {
       await b.stop();
       await pgSchema?.drop();
     }
+  });
+});
+
+describe.runIf(dialectName === 'postgres')('audit inbox and a concurrent deletion (postgres)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app?.stop());
+
+  it('a project deleted while a move waits for it: the deletion goes through, the move is made again', async () => {
+    const owner = await signupUser(app, 'Ida');
+    const ws = (await app.call(ops.getSession, {}, owner.jwt)).body.user.workspaceId;
+    const gone = await createProject(app, owner.jwt, { name: 'gone' });
+    const kept = await createProject(app, owner.jwt, { name: 'kept' });
+    await app.db.insertAuditRows([row(ws, gone.id, 'g1'), row(ws, kept.id, 'k1')]);
+    let flushing: Promise<void> | undefined;
+    await app.db.db.transaction().execute(async (trx) => {
+      // The deletion's first lock, taken before the move starts...
+      await sql`select id from projects where id = ${gone.id} for update`.execute(trx);
+      // ...then the move: it locks both inbox rows and waits for that project (its foreign key)...
+      flushing = app.db.flushAuditInbox();
+      await new Promise((r) => setTimeout(r, 100));
+      // ...and the deletion's cascade wants the move's row: a deadlock, unless the move gives way.
+      await trx.deleteFrom('projects').where('id', '=', gone.id).execute();
+    });
+    await flushing;
+    expect(await app.db.db.selectFrom('projects').select('id').where('id', '=', gone.id).execute()).toEqual([]);
+    expect(
+      await app.db.db
+        .selectFrom('audit_logs')
+        .select('target_key')
+        .where('workspace_id', '=', ws)
+        .where('action', '=', 'vars.pull')
+        .execute(),
+    ).toEqual([{ target_key: 'k1' }]);
   });
 });

@@ -99,6 +99,8 @@ const PG_AUDIT_INSERT = `insert into audit_inbox (${AUDIT_COLUMNS.join(', ')}) s
   (c, i) => `$${i + 1}::${c === 'created_at' ? 'timestamptz' : 'text'}[]`,
 ).join(', ')})`;
 const PG_AUDIT_INSERT_NAME = 'svcenv_audit_inbox_insert';
+/** PostgreSQL's error code for a lock wait past `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
 /** Rows an instance commits to the audit inbox before it moves the inbox by itself (the writer thread's MOVE_AT). */
 const PG_AUDIT_MOVE_AT = 512;
 
@@ -120,12 +122,28 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     // advisory lock per schema, so they run one at a time: a flush that waited for another instance's move
     // then sees its rows in audit_logs, and two deletes of the same rows never deadlock.
     const columns = sql.raw(AUDIT_COLUMNS.join(', '));
-    const moveInbox = () =>
+    //
+    // A move locks the inbox's rows (the delete), then checks each parent (the insert's foreign keys). A
+    // project or workspace deletion locks the parent, then the inbox rows its cascade deletes: the reverse
+    // order, a deadlock that PostgreSQL would end after a second by failing either side, the user's deletion
+    // included. So a move gives up after 200 ms of waiting for a lock, releasing its rows to the deletion, and
+    // is tried again (server/test/audit-inbox.test.ts holds a project's lock to make it happen).
+    const moveOnce = () =>
       db.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.audit_inbox'))`.execute(trx);
+        await sql`set local lock_timeout = '200ms'`.execute(trx);
         await sql`with moved as (delete from audit_inbox returning id, ${columns})
           insert into audit_logs (${columns}) select ${columns} from moved order by id`.execute(trx);
       });
+    const moveInbox = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await moveOnce();
+        } catch (e) {
+          if ((e as { code?: string }).code !== LOCK_NOT_AVAILABLE || attempt === 10) throw e;
+        }
+      }
+    };
     let sinceMove = 0;
     let moving: Promise<void> | null = null;
     let lastPrune: { workspaceId: string; cutoff: string; createdAt: string } | null = null;
