@@ -35,6 +35,7 @@ export interface WiringOptions {
 /** The services' dependencies (services/core/deps.ts), made once per process: keys, queues, caches, limits. */
 export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: Metrics | null = null): Deps {
   const { db } = opts.db;
+  const flushAuditInbox = () => opts.db.flushAuditInbox();
   const jobs = new JobQueue({
     db,
     dialect: opts.db.dialect,
@@ -66,7 +67,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
     new AuditStreamer({
       db,
       dialect: opts.db.dialect,
-      flushAuditInbox: () => opts.db.flushAuditInbox(),
+      flushAuditInbox,
       clock: opts.clock,
       withDb: (fn) => jobs.withDb(fn),
       secretKey: webhooks.secretKey,
@@ -85,7 +86,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       metrics ? metrics.timeAuditCommits(opts.db.insertAuditRows) : (rows) => opts.db.insertAuditRows(rows),
       opts.db.dialect === 'sqlite' ? 1 : 4,
     ),
-    flushAuditInbox: () => opts.db.flushAuditInbox(),
+    flushAuditInbox,
     renderCache: new RenderCache(),
     unchangedPulls: new UnchangedPullAudits(),
     watch: new EnvWatch({

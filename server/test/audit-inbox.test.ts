@@ -25,17 +25,10 @@ import {
   startApp,
   startServer,
   type TestApp,
+  until,
   upsert,
 } from './harness.js';
 import { type Receiver, startReceiver, streamBatchOf } from './receiver.js';
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 const row = (workspaceId: string, projectId: string | null, key: string, at = new Date()) => ({
   workspace_id: workspaceId,

@@ -19,6 +19,7 @@ import {
   startApp,
   TEST_DATABASE_URL,
   type TestApp,
+  until,
   upsert,
 } from './harness.js';
 import { type Received, type Receiver, signatureValid, startReceiver, streamBatchOf } from './receiver.js';
@@ -28,13 +29,6 @@ import { type Received, type Receiver, signatureValid, startReceiver, streamBatc
  * order, in signed batches of at most 500, retried until acknowledged, a dead stream delaying nobody, nothing
  * after a delete; on PostgreSQL two instances and entries committed out of id order.
  */
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 15_000) => {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 async function workspaceOf(app: TestApp, jwt: string): Promise<string> {
   const res = await app.call(ops.getSession, {}, jwt);

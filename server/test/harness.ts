@@ -366,6 +366,15 @@ export async function startServer(
   };
 }
 
+/** Polls `ok` every 25 ms until it holds; fails naming `what` after `ms`. */
+export async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** A port the kernel just handed out; the server binds it a moment later. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -32,14 +32,13 @@ const countInbox = db.prepare('select count(*) from audit_inbox').pluck();
 // left there, and deletions of projects and workspaces cascade into it.
 let inboxRows = 0;
 const move = db.transaction(() => {
-  if (countInbox.get() === 0) return;
   moveRows.run();
   clearInbox.run();
 });
 function moveInbox() {
-  // Immediate: the count reads first, and a deferred transaction that reads and then writes would get
-  // SQLITE_BUSY at once, without the busy timeout, if the server's connection is writing (db/index.ts).
-  move.immediate();
+  // Counted outside the move: an empty inbox (a stream's look every 250 ms on an idle server) takes no
+  // write lock. Immediate: the write lock first, waiting up to busy_timeout for the server's connection.
+  if (countInbox.get() > 0) move.immediate();
   inboxRows = 0;
 }
 const insertAll = db.transaction((batches) => {
@@ -82,16 +81,16 @@ parentPort.on('message', (first) => {
   if (batches.length > 0) commit(batches);
   // After the commit that answered its batches, so their requests do not wait for the move. A flush or a prune
   // needs every committed row in audit_logs; a failed move leaves the inbox whole and fails them.
-  const flushes = messages.filter((m) => m.flush || m.prune);
+  const readers = messages.filter((m) => m.flush || m.prune);
   let moveError = null;
-  if (flushes.length > 0 || inboxRows >= MOVE_AT) {
+  if (readers.length > 0 || inboxRows >= MOVE_AT) {
     try {
       moveInbox();
     } catch (e) {
       moveError = e;
     }
   }
-  for (const m of flushes) {
+  for (const m of readers) {
     if (moveError) reply([m.id], false, moveError);
     else if (m.flush) reply([m.id], true);
     else {

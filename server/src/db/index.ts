@@ -121,13 +121,12 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     // The audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007). Moves of every instance take one
     // advisory lock per schema, so they run one at a time: a flush that waited for another instance's move
     // then sees its rows in audit_logs, and two deletes of the same rows never deadlock.
-    const columns = sql.raw(AUDIT_COLUMNS.join(', '));
-    //
     // A move locks the inbox's rows (the delete), then checks each parent (the insert's foreign keys). A
     // project or workspace deletion locks the parent, then the inbox rows its cascade deletes: the reverse
     // order, a deadlock that PostgreSQL would end after a second by failing either side, the user's deletion
     // included. So a move gives up after 200 ms of waiting for a lock, releasing its rows to the deletion, and
     // is tried again (server/test/audit-inbox.test.ts holds a project's lock to make it happen).
+    const columns = sql.raw(AUDIT_COLUMNS.join(', '));
     const moveOnce = () =>
       db.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.audit_inbox'))`.execute(trx);
