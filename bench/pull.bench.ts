@@ -17,12 +17,14 @@
  * rounds; a ratio is the median of the per-round ratios, each against the floor of its own round.
  * Beside req/s each load reports the server process's CPU time per request (all its threads, from
  * /proc, and the request thread's part): the neighbours' load moves throughput from round to round far more
- * than it moves that.
+ * than it moves that; on PostgreSQL the database's CPU per request too (its processes, from /proc); and the
+ * share of the machine's cores that were busy, which tells a load bound by the CPU (near the floor's share)
+ * from one that waits.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, existsSync, fdatasyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasyncSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { type Client, freshPgSchema, repoRoot, startServer } from '../server/test/harness.js';
@@ -44,10 +46,56 @@ function cpuMicros(pid: number, thread = false): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
 
+/**
+ * PostgreSQL's CPU time in µs by process: every process named `postgres` (the backends serving the servers
+ * under load, and its own background workers); empty where /proc is missing.
+ */
+function postgresMicros(): Map<number, number> {
+  const byPid = new Map<number, number>();
+  if (!existsSync('/proc')) return byPid;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres')
+        byPid.set(Number(pid), cpuMicros(Number(pid)));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return byPid;
+}
+
+/** PostgreSQL's CPU between two snapshots: processes alive at the end (one that exited meanwhile is not counted). */
+function postgresSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let spent = 0;
+  for (const [pid, t] of after) spent += t - (before.get(pid) ?? 0);
+  return spent;
+}
+
+/**
+ * The whole machine's CPU time so far (all cores, from /proc/stat, in clock ticks): busy (user, nice, system,
+ * irq, softirq, steal) and idle (idle, iowait). Undefined where /proc is missing.
+ */
+function machineTicks(): { busy: number; idle: number } | undefined {
+  if (!existsSync('/proc/stat')) return undefined;
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = cpu;
+  return { busy: user + nice + system + irq + softirq + steal, idle: idle + iowait };
+}
+
 async function load(url: string, headers: Record<string, string>, pid: number) {
   const cpu0 = cpuMicros(pid);
   const main0 = cpuMicros(pid, true);
+  const db0 = DATABASE_URL ? postgresMicros() : null;
+  const machine0 = machineTicks();
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
+  const machine1 = machineTicks();
+  const dbPerRequest = db0 ? postgresSpent(db0, postgresMicros()) / r.requests.total : Number.NaN;
+  // The share of the machine's cores busy during the load (server, load generator, database, neighbours): a
+  // load well below the floor's share waits on something (a commit, a thread, a round trip) rather than on
+  // the CPU, so a cheaper request alone would not make it faster (ADR 0007, tenth round).
+  const busy = machine0 && machine1 ? machine1.busy - machine0.busy : Number.NaN;
+  const machineBusy = machine0 && machine1 ? busy / (busy + machine1.idle - machine0.idle) : Number.NaN;
   const cpuPerRequest = (cpuMicros(pid) - cpu0) / r.requests.total;
   // The request thread's part: a closed loop of connections is bound by it when it is near a whole core.
   const mainPerRequest = (cpuMicros(pid, true) - main0) / r.requests.total;
@@ -57,6 +105,8 @@ async function load(url: string, headers: Record<string, string>, pid: number) {
     p99: r.latency.p99,
     cpuPerRequest,
     mainPerRequest,
+    machineBusy,
+    dbPerRequest,
     statuses: { '2xx': r['2xx'], '3xx': r['3xx'], non2xx: r.non2xx },
   };
 }
@@ -90,6 +140,8 @@ async function rounds(loads: Record<string, () => Promise<Load>>) {
         p99: median(rs.map((x) => x.p99)),
         cpu: median(rs.map((x) => x.cpuPerRequest)),
         main: median(rs.map((x) => x.mainPerRequest)),
+        busy: median(rs.map((x) => x.machineBusy)),
+        db: median(rs.map((x) => x.dbPerRequest)),
         ratio: median(rs.map((x, i) => x.rps / floor[i]!.rps)),
         ratios: rs.map((x, i) => x.rps / floor[i]!.rps),
       },
@@ -100,7 +152,7 @@ type Figure = Awaited<ReturnType<typeof rounds>>[string];
 
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
 const row = (name: string, f: Figure) =>
-  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   server CPU ${f.cpu.toFixed(0).padStart(4)} µs/req (request thread ${f.main.toFixed(0).padStart(3)})   (rounds: ${f.ratios.map(pct).join(', ')})`;
+  `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   server CPU ${f.cpu.toFixed(0).padStart(4)} µs/req (request thread ${f.main.toFixed(0).padStart(3)})${Number.isNaN(f.db) ? '' : `   PostgreSQL ${f.db.toFixed(0).padStart(3)} µs/req`}   machine busy ${pct(f.busy).padStart(4)}   (rounds: ${f.ratios.map(pct).join(', ')})`;
 
 /**
  * The disk's part of every pull: the fdatasync latency of a small append in the server's data directory,
