@@ -127,7 +127,8 @@ export async function buildServer({ force = false } = {}) {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      // The oldest Node the server supports (package.json "engines").
+      target: 'node22.12',
       // The bundled CommonJS packages call require() for Node's own modules (and pg for its optional
       // pg-native, inside a try): give the module one.
       banner: {
