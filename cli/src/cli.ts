@@ -18,7 +18,7 @@ import { varsCommand } from './commands/vars.js';
 import { versionCommand } from './commands/version.js';
 import { whoamiCommand } from './commands/whoami.js';
 import { EnvNameError, MissingTargetError, resolveSettings, type Settings } from './config.js';
-import { CliError, closest, shown, usageError } from './errors.js';
+import { CliError, closest, looksLikeToken, shown, usageError } from './errors.js';
 import { forgetIdentityToken, identityToken } from './identity.js';
 
 /** Every command, in the order of the help; `--help` and the completion scripts (D51) both read it. */
@@ -115,7 +115,14 @@ export async function dispatch(args: readonly string[], ctx: Context): Promise<C
   if (command.name !== 'run' && parsed.rest !== undefined)
     throw usageError(`${command.name} takes no \`--\` arguments`);
   if (command.name !== 'run' && !command.positionals && parsed.positionals.length) {
-    throw usageError(`unexpected argument ${shown(parsed.positionals[0]!)}`, `see: svcenv ${command.name} --help`);
+    const arg = parsed.positionals[0]!;
+    // `svcenv push .env`, as other tools take their file: the file goes after --file. Said plainly, because
+    // a push that did not happen followed by a pull (which overwrites .env) loses the file's local values.
+    const fileHint =
+      'file' in flagsOf(command) && parsed.positionals.length === 1 && !looksLikeToken(arg)
+        ? `a file goes after --file: svcenv ${command.name} --file ${shown(arg)}`
+        : undefined;
+    throw usageError(`unexpected argument ${shown(arg)}`, fileHint ?? `see: svcenv ${command.name} --help`);
   }
   let runCtx = await withIdentity(command, parsed, ctx);
   try {

@@ -211,6 +211,16 @@ describe('D58: short flags, "did you mean", run without --', () => {
       1,
       'error: unknown flag --dryrun\nhint: did you mean --dry-run? (see: svcenv push --help)\n',
     ]);
+    // A file named as other tools take it: where it goes, and nothing sent or written.
+    const positional = await runCli(['push', 'prod.env'], { env: { ...env, ...home() } });
+    expect([positional.code, positional.stdout, positional.stderr]).toEqual([
+      1,
+      '',
+      'error: unexpected argument "prod.env"\nhint: a file goes after --file: svcenv push --file "prod.env"\n',
+    ]);
+    expect((await runCli(['whoami', 'extra'], { env: { ...env, ...home() } })).stderr).toBe(
+      'error: unexpected argument "extra"\nhint: see: svcenv whoami --help\n',
+    );
     const sub = await runCli(['vars', 'gte', 'PORT'], { env: { ...env, ...home() } });
     expect(sub.stderr).toContain('did you mean `svcenv vars get`?');
     for (const args of [[writeToken.token], ['pull', writeToken.token], ['run', '--all', writeToken.token]]) {
