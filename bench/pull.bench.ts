@@ -83,19 +83,25 @@ function machineTicks(): { busy: number; idle: number } | undefined {
   return { busy: user + nice + system + irq + softirq + steal, idle: idle + iowait };
 }
 
+/**
+ * The share of the machine's cores busy between two `machineTicks` (server, load generator, database,
+ * neighbours): a load well below the floor's share waits on something (a commit, a thread, a round trip)
+ * rather than on the CPU, so a cheaper request alone would not make it faster (ADR 0007, tenth round).
+ */
+function busyShare(before: ReturnType<typeof machineTicks>, after: ReturnType<typeof machineTicks>): number {
+  if (!before || !after) return Number.NaN;
+  const busy = after.busy - before.busy;
+  return busy / (busy + after.idle - before.idle);
+}
+
 async function load(url: string, headers: Record<string, string>, pid: number) {
   const cpu0 = cpuMicros(pid);
   const main0 = cpuMicros(pid, true);
   const db0 = DATABASE_URL ? postgresMicros() : null;
   const machine0 = machineTicks();
   const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
-  const machine1 = machineTicks();
+  const machineBusy = busyShare(machine0, machineTicks());
   const dbPerRequest = db0 ? postgresSpent(db0, postgresMicros()) / r.requests.total : Number.NaN;
-  // The share of the machine's cores busy during the load (server, load generator, database, neighbours): a
-  // load well below the floor's share waits on something (a commit, a thread, a round trip) rather than on
-  // the CPU, so a cheaper request alone would not make it faster (ADR 0007, tenth round).
-  const busy = machine0 && machine1 ? machine1.busy - machine0.busy : Number.NaN;
-  const machineBusy = machine0 && machine1 ? busy / (busy + machine1.idle - machine0.idle) : Number.NaN;
   const cpuPerRequest = (cpuMicros(pid) - cpu0) / r.requests.total;
   // The request thread's part: a closed loop of connections is bound by it when it is near a whole core.
   const mainPerRequest = (cpuMicros(pid, true) - main0) / r.requests.total;
