@@ -118,8 +118,9 @@ export async function dispatch(args: readonly string[], ctx: Context): Promise<C
     const arg = parsed.positionals[0]!;
     // `svcenv push .env`, as other tools take their file: the file goes after --file. Said plainly, because
     // a push that did not happen followed by a pull (which overwrites .env) loses the file's local values.
+    // Not for KEY=VALUE (`vars set` takes those) nor a token: neither is a file name to repeat.
     const fileHint =
-      'file' in flagsOf(command) && parsed.positionals.length === 1 && !looksLikeToken(arg)
+      'file' in flagsOf(command) && parsed.positionals.length === 1 && !arg.includes('=') && !looksLikeToken(arg)
         ? `a file goes after --file: svcenv ${command.name} --file ${shown(arg)}`
         : undefined;
     throw usageError(`unexpected argument ${shown(arg)}`, fileHint ?? `see: svcenv ${command.name} --help`);

@@ -218,6 +218,9 @@ describe('D58: short flags, "did you mean", run without --', () => {
       '',
       'error: unexpected argument "prod.env"\nhint: a file goes after --file: svcenv push --file "prod.env"\n',
     ]);
+    expect((await runCli(['push', 'PORT=8080'], { env: { ...env, ...home() } })).stderr).toBe(
+      'error: unexpected argument "PORT=8080"\nhint: see: svcenv push --help\n',
+    );
     expect((await runCli(['whoami', 'extra'], { env: { ...env, ...home() } })).stderr).toBe(
       'error: unexpected argument "extra"\nhint: see: svcenv whoami --help\n',
     );
