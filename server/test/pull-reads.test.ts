@@ -31,13 +31,18 @@ const AUTH_READ =
 describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query (PostgreSQL)', () => {
   let app: TestApp;
   const sent: string[] = [];
+  /** The arguments of each statement of `sent`, in the same order. */
+  const sentValues: unknown[][] = [];
   let recording = false;
   const query = pg.Client.prototype.query;
   beforeAll(async () => {
     // Before the app opens its pool: each pooled connection binds the method it finds (db/index.ts).
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const q = args[0] as string | { text?: string };
-      if (recording) sent.push(typeof q === 'string' ? q : (q.text ?? ''));
+      const q = args[0] as string | { text?: string; values?: unknown[] };
+      if (recording) {
+        sent.push(typeof q === 'string' ? q : (q.text ?? ''));
+        sentValues.push((typeof q === 'string' ? (args[1] as unknown[] | undefined) : q.values) ?? []);
+      }
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof query;
     app = await startApp();
@@ -49,14 +54,22 @@ describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query
 
   /** The statements that read authorization rows while `run` runs. */
   async function authReads(run: () => Promise<unknown>) {
+    return (await authReadsWithArgs(run)).map((r) => r.text);
+  }
+
+  /** authReads with each statement's arguments. */
+  async function authReadsWithArgs(run: () => Promise<unknown>) {
     sent.length = 0;
+    sentValues.length = 0;
     recording = true;
     try {
       await run();
     } finally {
       recording = false;
     }
-    return sent.filter((q) => /^\s*select/i.test(q) && AUTH_READ.test(q));
+    return sent
+      .map((text, i) => ({ text, values: sentValues[i]! }))
+      .filter((r) => /^\s*select/i.test(r.text) && AUTH_READ.test(r.text));
   }
 
   it('one read for a pull by id, a 304, and an export; the rows are the usual ones', async () => {
@@ -186,6 +199,17 @@ describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query
       await authReads(async () => (answers = await Promise.all(many.map((t) => tokensWithGrant(...t))))),
     ).toHaveLength(3);
     expect(answers.map((rows) => (rows as []).length)).toEqual(many.map((_, i) => together[i % tuples.length]!.length));
+    // Calls with the same arguments are read once and get the same rows, each in an array of its own.
+    const twice = [tuples[0]!, tuples[1]!, tuples[0]!, tuples[0]!, tuples[1]!];
+    let shared: Awaited<ReturnType<typeof tokensWithGrant>>[] = [];
+    const [read] = await authReadsWithArgs(
+      async () => (shared = await Promise.all(twice.map((t) => tokensWithGrant(...t)))),
+    );
+    expect(read!.values[0]).toEqual([tuples[0]![0], tuples[1]![0]]);
+    expect(read!.values[1]).toEqual([tuples[0]![1], tuples[1]![1]]);
+    expect(shared.map(sorted)).toEqual([together[0], together[1], together[0], together[0], together[1]].map(sorted));
+    expect(shared[0]!.length).toBeGreaterThan(0);
+    expect(shared[2]).not.toBe(shared[0]);
     // A call PostgreSQL refuses (a NUL in a text) fails alone; the calls made with it are answered.
     const withNul = await Promise.allSettled([
       tokensWithGrant(prefix(mine.token), a.id, 'dev'),

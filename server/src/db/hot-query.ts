@@ -54,7 +54,7 @@ const BATCHES_IN_FLIGHT = 2;
  * (lib/group-batcher.ts) as one query over the arrays of their arguments: `unnest(...) with ordinality`
  * joined laterally to the query itself, each row tagged with the call it answers. The per-query cost
  * (protocol round trip, bind, execute, the client's queue) is then paid once per batch instead of once per
- * request (ADR 0007).
+ * request, and calls of a batch with the same arguments are one lookup in it (ADR 0007, eleventh round).
  *
  * Each call's rows come from a query sent after the call was made, so they are exactly as fresh as a query
  * of its own would be: a token revoked or a member removed before the request arrived is seen (D9, D33).
@@ -79,14 +79,28 @@ export function coalescedHotQuery<A extends string[], R>(
   const run = runner(compiled.sql, name);
   const batcher = new GroupBatcher<A, R[]>(
     async (calls) => {
-      // Each argument as the array of that argument of every call.
-      const params = paramsOf(placeholders.map((_, i) => calls.map((args) => args[i])));
-      const answers = calls.map((): R[] => []);
+      // Calls with the same arguments (pulls of one environment with one token: a fleet of pods, an
+      // operator's replicas) are read once and share the rows, as the epoch cache's readers do on SQLite.
+      const distinct = new Map<string, number>();
+      const unique: A[] = [];
+      const readOf = calls.map((args) => {
+        const key = JSON.stringify(args);
+        let n = distinct.get(key);
+        if (n === undefined) {
+          n = unique.push(args) - 1;
+          distinct.set(key, n);
+        }
+        return n;
+      });
+      // Each argument as the array of that argument of every distinct call.
+      const params = paramsOf(placeholders.map((_, i) => unique.map((args) => args[i])));
+      const rowsOf = unique.map((): R[] => []);
       for (const row of (await run(params)) as ({ batch_call: number } & R)[]) {
         const { batch_call, ...rest } = row;
-        answers[batch_call - 1]!.push(rest as R);
+        rowsOf[batch_call - 1]!.push(rest as R);
       }
-      return answers;
+      // Each call its own array: a caller that filters or sorts its rows leaves the others' alone.
+      return readOf.map((n) => rowsOf[n]!.slice());
     },
     BATCHES_IN_FLIGHT,
     BATCH_MAX,
