@@ -4,7 +4,7 @@
  * whenever the server is about to read audit_logs. Nothing about it may show through the API: every entry
  * is listed, streamed, pruned and deleted with its project as if it had been written to audit_logs at once.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +112,38 @@ describe(`audit inbox (${dialectName})`, () => {
     expect(await inbox()).toEqual([]);
     expect(await logged(ws)).toEqual([{ target_key: 'k1', project_id: kept.id }]);
   });
+
+  it.skipIf(dialectName !== 'postgres')(
+    'commits an entry while its project is locked: the inbox locks no parent row (PostgreSQL)',
+    async () => {
+      const owner = await signupUser(app, 'Iona');
+      const ws = await workspaceOf(owner.jwt);
+      const p = await createProject(app, owner.jwt, { name: 'locked' });
+      // A foreign key's check would take `for key share` on the project, which `for update` holds off until
+      // this transaction ends (migration 2026-11-29T20-audit-inbox-unchecked: the checks took a multixact per
+      // row of concurrent commits).
+      const waited = await app.db.db.transaction().execute(async (trx) => {
+        await sql`select id from projects where id = ${p.id} for update`.execute(trx);
+        const committed = app.db.insertAuditRows([row(ws, p.id, 'while-locked')]).then(() => 'committed');
+        return Promise.race([committed, new Promise((r) => setTimeout(() => r('waited'), 2_000))]);
+      });
+      expect(waited).toBe('committed');
+      // Taken down and up again: the foreign keys come back (dropping the entries of gone parents) and go.
+      const migration = await import('../src/db/migrations/2026-11-29T20-audit-inbox-unchecked.js');
+      await app.db.insertAuditRows([row(ws, randomUUID(), 'orphan')]);
+      await migration.down(app.db.db, 'postgres');
+      const waiting = (await inbox()).map((r) => (r as { target_key: string }).target_key);
+      expect(waiting).toContain('while-locked');
+      expect(waiting).not.toContain('orphan');
+      const fks = () =>
+        sql<{ n: number }>`select count(*)::int as n from pg_constraint
+          where conrelid = 'audit_inbox'::regclass and contype = 'f'`.execute(app.db.db);
+      expect((await fks()).rows[0]!.n).toBe(2);
+      await migration.up(app.db.db, 'postgres');
+      expect((await fks()).rows[0]!.n).toBe(0);
+      await app.db.flushAuditInbox();
+    },
+  );
 
   it("streams a pull's entry with no reader of the log, and none written before the stream", async () => {
     const owner = await signupUser(app, 'Igor');
@@ -244,10 +276,12 @@ describe.runIf(dialectName === 'postgres')('audit inbox and a concurrent deletio
     await app.db.db.transaction().execute(async (trx) => {
       // The deletion's first lock, taken before the move starts...
       await sql`select id from projects where id = ${gone.id} for update`.execute(trx);
-      // ...then the move: it locks both inbox rows and waits for that project (its foreign key)...
+      // ...then the move: it locks both inbox rows and waits for that project (audit_logs' foreign key)...
       flushing = app.db.flushAuditInbox();
       await new Promise((r) => setTimeout(r, 100));
-      // ...and the deletion's cascade wants the move's row: a deadlock, unless the move gives way.
+      // ...and the deletion goes through. Before migration 2026-11-29T20-audit-inbox-unchecked its cascade
+      // wanted the move's inbox row: a deadlock unless the move gave way. Now the move's foreign key check
+      // fails on the deleted project (or its lock wait times out), and the move is made again.
       await trx.deleteFrom('projects').where('id', '=', gone.id).execute();
     });
     await flushing;

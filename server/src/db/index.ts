@@ -38,6 +38,7 @@ import * as unchangedPullAudits from './migrations/2026-11-28T20-unchanged-pull-
 import * as auditCompactKeys from './migrations/2026-11-29T00-audit-compact-keys.js';
 import * as singleSignOn from './migrations/2026-11-29T00-single-sign-on.js';
 import * as auditInbox from './migrations/2026-11-29T10-audit-inbox.js';
+import * as auditInboxUnchecked from './migrations/2026-11-29T20-audit-inbox-unchecked.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -101,6 +102,8 @@ const PG_AUDIT_INSERT = `insert into audit_inbox (${AUDIT_COLUMNS.join(', ')}) s
 const PG_AUDIT_INSERT_NAME = 'svcenv_audit_inbox_insert';
 /** PostgreSQL's error code for a lock wait past `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** PostgreSQL's error code for a row whose parent (its foreign key's row) is missing. */
+const FOREIGN_KEY_VIOLATION = '23503';
 /** Rows an instance commits to the audit inbox before it moves the inbox by itself (the writer thread's MOVE_AT). */
 const PG_AUDIT_MOVE_AT = 512;
 
@@ -121,25 +124,30 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
     // The audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007). Moves of every instance take one
     // advisory lock per schema, so they run one at a time: a flush that waited for another instance's move
     // then sees its rows in audit_logs, and two deletes of the same rows never deadlock.
-    // A move locks the inbox's rows (the delete), then checks each parent (the insert's foreign keys). A
-    // project or workspace deletion locks the parent, then the inbox rows its cascade deletes: the reverse
-    // order, a deadlock that PostgreSQL would end after a second by failing either side, the user's deletion
-    // included. So a move gives up after 200 ms of waiting for a lock, releasing its rows to the deletion, and
-    // is tried again (server/test/audit-inbox.test.ts holds a project's lock to make it happen).
+    // The inbox has no foreign keys (migration 2026-11-29T20-audit-inbox-unchecked): a move takes the entries
+    // whose workspace and project still exist and drops the others, as the cascade of their deletion would
+    // have. A parent deleted while the move runs is still seen by the move's read, and the insert's foreign
+    // key check then waits for the deletion and fails (23503): the move gives up, releasing its rows, and is
+    // made again, now without that parent's entries. A lock wait past 200 ms gives up the same way, so a move
+    // never holds up a user's deletion for long (server/test/audit-inbox.test.ts holds a project's lock).
     const columns = sql.raw(AUDIT_COLUMNS.join(', '));
     const moveOnce = () =>
       db.transaction().execute(async (trx) => {
         await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.audit_inbox'))`.execute(trx);
         await sql`set local lock_timeout = '200ms'`.execute(trx);
         await sql`with moved as (delete from audit_inbox returning id, ${columns})
-          insert into audit_logs (${columns}) select ${columns} from moved order by id`.execute(trx);
+          insert into audit_logs (${columns}) select ${columns} from moved m
+          where exists (select 1 from workspaces w where w.id = m.workspace_id)
+            and (m.project_id is null or exists (select 1 from projects p where p.id = m.project_id))
+          order by id`.execute(trx);
       });
     const moveInbox = async () => {
       for (let attempt = 1; ; attempt++) {
         try {
           return await moveOnce();
         } catch (e) {
-          if ((e as { code?: string }).code !== LOCK_NOT_AVAILABLE || attempt === 10) throw e;
+          const code = (e as { code?: string }).code;
+          if ((code !== LOCK_NOT_AVAILABLE && code !== FOREIGN_KEY_VIOLATION) || attempt === 10) throw e;
         }
       }
     };
@@ -377,6 +385,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     },
     '2026-11-29T00-single-sign-on': { up: singleSignOn.up, down: singleSignOn.down },
     '2026-11-29T10-audit-inbox': { up: (db) => auditInbox.up(db, dialect), down: auditInbox.down },
+    '2026-11-29T20-audit-inbox-unchecked': {
+      up: (db) => auditInboxUnchecked.up(db, dialect),
+      down: (db) => auditInboxUnchecked.down(db, dialect),
+    },
   };
 }
 
