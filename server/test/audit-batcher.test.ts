@@ -27,10 +27,13 @@ describe(`audit group commit (${dialectName})`, () => {
       detail: null,
       created_at: new Date().toISOString(),
     });
-    // A project deleted between authorization and the audit write: its row breaks the foreign key.
+    // A row the database refuses. SQLite: a project deleted between authorization and the audit write, whose
+    // row breaks the inbox's foreign key. PostgreSQL's inbox has none (migration
+    // 2026-11-29T20-audit-inbox-unchecked): a NUL character, which it refuses in any text.
+    const bad = dialectName === 'postgres' ? row(p.id, 'bad\u0000') : row(randomUUID(), 'orphan');
     const results = await Promise.allSettled([
       srv.deps.auditBatcher.append(row(p.id, 'first')),
-      srv.deps.auditBatcher.append(row(randomUUID(), 'orphan')),
+      srv.deps.auditBatcher.append(bad),
       srv.deps.auditBatcher.append(row(p.id, 'last')),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -45,6 +48,31 @@ describe(`audit group commit (${dialectName})`, () => {
     // rows are both committed, in whichever order their retries reach the database.
     expect(keys.map((k) => k.target_key).sort()).toEqual(['first', 'last']);
   });
+
+  it.skipIf(dialectName !== 'postgres')(
+    'commits the entry of a project deleted meanwhile, which the move then drops with it (PostgreSQL)',
+    async () => {
+      const { jwt } = await signupUser(srv, 'Orphan');
+      const p = await createProject(srv, jwt);
+      const [ws] = await srv.db.db.selectFrom('projects').select('workspace_id').where('id', '=', p.id).execute();
+      const gone = randomUUID();
+      await srv.deps.auditBatcher.append({
+        workspace_id: ws!.workspace_id,
+        project_id: gone,
+        action: 'vars.pull',
+        target_key: 'orphan',
+        target_env: 'dev',
+        actor_id: null,
+        actor_type: 'token',
+        detail: null,
+        created_at: new Date().toISOString(),
+      });
+      await srv.db.flushAuditInbox();
+      expect(await srv.db.db.selectFrom('audit_logs').select('id').where('project_id', '=', gone).execute()).toEqual(
+        [],
+      );
+    },
+  );
 
   it('stores every text of a batch as given: quotes, backslashes, braces, commas, NULL-like text, empty', async () => {
     // PostgreSQL receives a batch as one array per column (db/index.ts): each element must arrive as written.
