@@ -30,9 +30,8 @@ const AUTH_READ =
 
 describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query (PostgreSQL)', () => {
   let app: TestApp;
-  const sent: string[] = [];
-  /** The arguments of each statement of `sent`, in the same order. */
-  const sentValues: unknown[][] = [];
+  /** Each statement sent while recording, with its arguments. */
+  const sent: { text: string; values: unknown[] }[] = [];
   let recording = false;
   const query = pg.Client.prototype.query;
   beforeAll(async () => {
@@ -40,8 +39,11 @@ describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const q = args[0] as string | { text?: string; values?: unknown[] };
       if (recording) {
-        sent.push(typeof q === 'string' ? q : (q.text ?? ''));
-        sentValues.push((typeof q === 'string' ? (args[1] as unknown[] | undefined) : q.values) ?? []);
+        sent.push(
+          typeof q === 'string'
+            ? { text: q, values: (args[1] as unknown[] | undefined) ?? [] }
+            : { text: q.text ?? '', values: q.values ?? [] },
+        );
       }
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof query;
@@ -60,16 +62,13 @@ describe.skipIf(!TEST_DATABASE_URL)('a pull reads its authorization in one query
   /** authReads with each statement's arguments. */
   async function authReadsWithArgs(run: () => Promise<unknown>) {
     sent.length = 0;
-    sentValues.length = 0;
     recording = true;
     try {
       await run();
     } finally {
       recording = false;
     }
-    return sent
-      .map((text, i) => ({ text, values: sentValues[i]! }))
-      .filter((r) => /^\s*select/i.test(r.text) && AUTH_READ.test(r.text));
+    return sent.filter((r) => /^\s*select/i.test(r.text) && AUTH_READ.test(r.text));
   }
 
   it('one read for a pull by id, a 304, and an export; the rows are the usual ones', async () => {
