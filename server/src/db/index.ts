@@ -118,7 +118,7 @@ function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
 export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined }): DbHandle {
   if (opts.databaseUrl) {
     // Awaited by the pool before it hands a new connection out (pg-pool's onConnect).
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, onConnect: prepareHotQueries });
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, onConnect: preparePooledConnection });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     runHotQueriesWith(db, pgHotQuery(pool));
     // The audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007). Moves of every instance take one
@@ -235,22 +235,30 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
 }
 
 /**
- * Runs the hot queries (db/hot-query.ts) as named prepared statements on this connection: `pg` parses a
- * named statement once per connection and PostgreSQL plans it once, so a request pays execution only. Every
- * other query goes as before (unnamed), planned at each run whatever this setting. PgBouncer in transaction
- * mode needs `max_prepared_statements` (1.21 and later), as for any client that prepares.
+ * Sets up a pooled connection before its first use. Runs the hot queries (db/hot-query.ts) as named prepared
+ * statements on it: `pg` parses a named statement once per connection and PostgreSQL plans it once, so a
+ * request pays execution only. Every other query goes as before (unnamed), planned at each run whatever this
+ * setting. PgBouncer in transaction mode needs `max_prepared_statements` (1.21 and later), as for any client
+ * that prepares.
  *
  * The generic plan is forced: left to choose, PostgreSQL keeps planning a coalesced read (its arguments are
  * arrays) anew at every run, because a plan made for a 4-element array looks cheaper than the generic one.
  * That planning took ~1.5 ms of a 0.1 ms read here; the generic plan is the same chain of index lookups.
  * The hot queries are all lookups by key, whose plan does not depend on the values.
+ *
+ * JIT compilation is off. PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`, and
+ * the audit inbox's move (512 rows into an indexed table) passes it: it spent ~20 ms of a ~42 ms move in the
+ * compiler, ~40 µs of database CPU per pull, and a backend's first compile also loads LLVM (~80 ms). Every
+ * statement this service sends is a short lookup or a bounded write that JIT cannot repay (ADR 0007,
+ * twelfth round).
  */
-async function prepareHotQueries(client: pg.ClientBase): Promise<void> {
+async function preparePooledConnection(client: pg.ClientBase): Promise<void> {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   // Done before the pool hands the connection out: a query sent while another runs on the same client is
   // deprecated by pg 8 and an error in pg 9. A failure (PostgreSQL before 12 has no such setting) leaves the
   // default, slower but correct.
   await (query('set plan_cache_mode = force_generic_plan') as Promise<unknown>).catch(() => {});
+  await (query('set jit = off') as Promise<unknown>).catch(() => {});
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' && Array.isArray(values) ? preparedNames.get(text) : undefined;
     if (name) return query({ name, text, values }, callback);
