@@ -22,10 +22,20 @@ async function main(): Promise<void> {
     dataDir: config.DATA_DIR,
     embedded: !config.DATABASE_URL,
   });
-  const db = openDb({ dataDir: config.DATA_DIR, databaseUrl: config.DATABASE_URL });
+  let log: { warn(o: object, msg: string): void } | null = null;
+  const db = openDb({
+    dataDir: config.DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
+    onConnectionLost: (reason) =>
+      log?.warn(
+        { reason },
+        'an idle PostgreSQL connection was closed by the database; a new one is opened on next use',
+      ),
+  });
   await migrate(db);
   const logStream = logSink();
   const { app, deps, drain } = await buildApp({ config, db, clock: systemClock, masterKey: master.key, logStream });
+  log = app.log;
   if (master.source === 'file') {
     // D1: one warning, never the key itself.
     app.log.warn(

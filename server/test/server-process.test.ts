@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,6 +98,49 @@ describe('the server process (main.ts)', () => {
       await pg.drop();
     }
   });
+
+  it.runIf(!!process.env.TEST_DATABASE_URL)(
+    'goes on when PostgreSQL closes its connections: each is opened again on next use, with a warning',
+    async () => {
+      // A database restart or failover, a proxy's idle timeout: the connections of both pools and the
+      // long-poll listener end from the database's side while idle. pg-pool reports that as an 'error' event,
+      // which ended the process when nothing listened (db/index.ts `openDb`).
+      const store = await pgEnv();
+      const appName = `svcenv-lost-${randomBytes(4).toString('hex')}`;
+      const url = new URL(store.env.DATABASE_URL!);
+      url.searchParams.set('application_name', appName);
+      const srv = await startServer({ env: { ...store.env, DATABASE_URL: url.toString() } });
+      const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        const { jwt } = await signupUser(srv);
+        const p = await createProject(srv, jwt);
+        const { token } = await createToken(srv, jwt);
+        await upsert(srv, jwt, p.id, ['dev'], [{ key: 'K', value: 'before', type: 'secret' }]);
+        const pull = () => srv.request('GET', `/v1/projects/${p.id}/envs/dev/pull?metadata=false`, { token });
+        expect((await pull()).text).toContain('K=before');
+
+        const ended = await admin.query(
+          'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+          [appName],
+        );
+        // Kysely's pool, the hot queries' pool and the listener each had at least one.
+        expect(ended.rowCount).toBeGreaterThanOrEqual(3);
+        await until(() => srv.logs().includes('an idle PostgreSQL connection was closed by the database'));
+
+        const value = `after-${randomBytes(6).toString('hex')}`;
+        await upsert(srv, jwt, p.id, ['dev'], [{ key: 'K', value, type: 'secret' }]);
+        const res = await pull();
+        expect(res.status).toBe(200);
+        expect(res.text).toContain(`K=${value}`);
+        expect(srv.logs()).not.toContain(value);
+      } finally {
+        await admin.end();
+        await srv.stop();
+        await store.drop();
+      }
+    },
+  );
 
   it('stops gracefully on SIGTERM, exiting 0, after finishing a request already in flight', async () => {
     const pg = await pgEnv();

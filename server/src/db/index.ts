@@ -104,6 +104,11 @@ const PG_AUDIT_INSERT_NAME = 'svcenv_audit_inbox_insert';
 const LOCK_NOT_AVAILABLE = '55P03';
 /** PostgreSQL's error code for a row whose parent (its foreign key's row) is missing. */
 const FOREIGN_KEY_VIOLATION = '23503';
+/**
+ * Connections of the pool that runs the hot queries and the audit inbox's inserts: two coalesced reads in
+ * flight per hot query (db/hot-query.ts) and the audit commits in flight; more wait in the pool's queue.
+ */
+const HOT_POOL_MAX = 4;
 /** Rows an instance commits to the audit inbox before it moves the inbox by itself (the writer thread's MOVE_AT). */
 const PG_AUDIT_MOVE_AT = 512;
 
@@ -115,12 +120,36 @@ function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
  * Opens the embedded SQLite database in `dataDir` (D1) or PostgreSQL at `databaseUrl` (D2).
  * SQLite runs in WAL mode with synchronous=FULL: an acknowledged write survives power loss.
  */
-export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined }): DbHandle {
+export function openDb(opts: {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /**
+   * PostgreSQL: an idle pooled connection was closed from the other end (a restart or failover of the
+   * database, `pg_terminate_backend`, a proxy's timeout). The pool has already dropped it and opens a new one
+   * on next use; this only reports it.
+   */
+  onConnectionLost?: (message: string) => void;
+}): DbHandle {
   if (opts.databaseUrl) {
-    // Awaited by the pool before it hands a new connection out (pg-pool's onConnect).
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10, onConnect: preparePooledConnection });
+    // Two pools, so that only the hot queries are planned generically (preparePooledConnection): Kysely's
+    // queries (10 connections, shared with the job runner: ADR 0010), and the hot queries with the audit
+    // inbox's inserts (HOT_POOL_MAX). Both are set up before they hand a new connection out (pg-pool's
+    // onConnect).
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: 10,
+      onConnect: (client) => preparePooledConnection(client, { genericPlans: false }),
+    });
+    const hotPool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: HOT_POOL_MAX,
+      onConnect: (client) => preparePooledConnection(client, { genericPlans: true }),
+    });
+    // Without a listener, pg-pool's 'error' event (an idle connection closed by the database) would end the
+    // process: every instance would stop at once when the database restarts.
+    for (const p of [pool, hotPool]) p.on('error', (e) => opts.onConnectionLost?.(e.message));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    runHotQueriesWith(db, pgHotQuery(pool));
+    runHotQueriesWith(db, pgHotQuery(hotPool));
     // The audit inbox (migration 2026-11-29T10-audit-inbox, ADR 0007). Moves of every instance take one
     // advisory lock per schema, so they run one at a time: a flush that waited for another instance's move
     // then sees its rows in audit_logs, and two deletes of the same rows never deadlock.
@@ -158,7 +187,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       db,
       dialect: 'postgres',
       insertAuditRows: async (rows) => {
-        await pool.query({ name: PG_AUDIT_INSERT_NAME, text: PG_AUDIT_INSERT, values: pgAuditArrays(rows) });
+        await hotPool.query({ name: PG_AUDIT_INSERT_NAME, text: PG_AUDIT_INSERT, values: pgAuditArrays(rows) });
         sinceMove += rows.length;
         if (sinceMove >= PG_AUDIT_MOVE_AT && !moving) {
           sinceMove = 0;
@@ -201,6 +230,7 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
       async close() {
         await moving;
         await db.destroy();
+        await hotPool.end();
       },
     };
   }
@@ -237,14 +267,18 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
 /**
  * Sets up a pooled connection before its first use. Runs the hot queries (db/hot-query.ts) as named prepared
  * statements on it: `pg` parses a named statement once per connection and PostgreSQL plans it once, so a
- * request pays execution only. Every other query goes as before (unnamed), planned at each run whatever this
- * setting. PgBouncer in transaction mode needs `max_prepared_statements` (1.21 and later), as for any client
- * that prepares.
+ * request pays execution only. Every other query goes as before (unnamed), parsed and planned at each run.
+ * PgBouncer in transaction mode needs `max_prepared_statements` (1.21 and later), as for any client that
+ * prepares.
  *
- * The generic plan is forced: left to choose, PostgreSQL keeps planning a coalesced read (its arguments are
- * arrays) anew at every run, because a plan made for a 4-element array looks cheaper than the generic one.
- * That planning took ~1.5 ms of a 0.1 ms read here; the generic plan is the same chain of index lookups.
- * The hot queries are all lookups by key, whose plan does not depend on the values.
+ * `genericPlans` (the hot pool only) forces the generic plan: left to choose, PostgreSQL keeps planning a
+ * coalesced read (its arguments are arrays) anew at every run, because a plan made for a 4-element array
+ * looks cheaper than the generic one. That planning took ~1.5 ms of a 0.1 ms read here; the generic plan is
+ * the same chain of index lookups. The hot queries are all lookups by key, whose plan does not depend on the
+ * values. The setting holds for every statement with parameters on the connection, unnamed ones too, so it
+ * stays off the pool Kysely uses: there a plan made without the values (a `limit` or a time bound taken as
+ * unknown) read an audit page from a sort of the workspace's whole log, 58 ms instead of 8 ms at 2 million
+ * entries (ADR 0007, twelfth round).
  *
  * JIT compilation is off. PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`, and
  * the audit inbox's move (512 rows into an indexed table) passes it: it spent ~20 ms of a ~42 ms move in the
@@ -252,12 +286,14 @@ export function openDb(opts: { dataDir: string; databaseUrl?: string | undefined
  * statement this service sends is a short lookup or a bounded write that JIT cannot repay (ADR 0007,
  * twelfth round).
  */
-async function preparePooledConnection(client: pg.ClientBase): Promise<void> {
+async function preparePooledConnection(client: pg.ClientBase, opts: { genericPlans: boolean }): Promise<void> {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   // Done before the pool hands the connection out: a query sent while another runs on the same client is
   // deprecated by pg 8 and an error in pg 9. A failure (PostgreSQL before 12 has no such setting) leaves the
   // default, slower but correct.
-  await (query('set plan_cache_mode = force_generic_plan') as Promise<unknown>).catch(() => {});
+  if (opts.genericPlans) {
+    await (query('set plan_cache_mode = force_generic_plan') as Promise<unknown>).catch(() => {});
+  }
   await (query('set jit = off') as Promise<unknown>).catch(() => {});
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' && Array.isArray(values) ? preparedNames.get(text) : undefined;
@@ -272,7 +308,7 @@ async function preparePooledConnection(client: pg.ClientBase): Promise<void> {
  * one JSON text in a fraction of that (ADR 0007). `row_to_json` renders text as JSON strings and integers as
  * numbers, as `pg`'s parsers give them (int8 too, db/index.ts); a hot query reads no timestamptz or bytea,
  * which it would render otherwise (server/test/hot-query.test.ts compares with Kysely's rows). Prepared under
- * a name of its own: a transaction runs the plain text under the query's name on the same connections.
+ * a name of its own: a transaction runs the plain text under the query's name on Kysely's connections.
  */
 function pgHotQuery(pool: pg.Pool): HotQueryRunner {
   return (sql, name) => {

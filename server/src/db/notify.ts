@@ -6,7 +6,7 @@ export const REVISIONS_CHANNEL = 'svcenv_revisions';
 
 /**
  * LISTENs on PostgreSQL for committed revisions of any environment, on a connection of its own (a pooled one
- * would be handed to queries). A lost connection is re-established after a second; meanwhile the watcher's
+ * would be handed to queries). A lost connection is re-established, trying every second; meanwhile the watcher's
  * poll of the revisions covers the gap. Returns the function that stops listening.
  */
 export async function listenForRevisions(
@@ -27,12 +27,26 @@ export async function listenForRevisions(
       c.end().catch(() => {});
       if (!stopped && client === c) {
         client = null;
-        retry = setTimeout(() => void connect().catch(() => {}), 1000);
+        reconnect();
       }
     });
-    await c.connect();
-    await c.query(`listen ${REVISIONS_CHANNEL}`);
-    client = c;
+    try {
+      await c.connect();
+      await c.query(`listen ${REVISIONS_CHANNEL}`);
+    } catch (e) {
+      c.end().catch(() => {});
+      throw e;
+    }
+    if (stopped) await c.end().catch(() => {});
+    else client = c;
+  };
+  // Every second until it connects again: a database that restarts takes longer than one try.
+  const reconnect = () => {
+    retry = setTimeout(() => {
+      connect().catch(() => {
+        if (!stopped) reconnect();
+      });
+    }, 1000);
   };
   await connect();
   return async () => {
