@@ -277,8 +277,7 @@ export function openDb(opts: {
  * the same chain of index lookups. The hot queries are all lookups by key, whose plan does not depend on the
  * values. The setting holds for every statement with parameters on the connection, unnamed ones too, so it
  * stays off the pool Kysely uses: there a plan made without the values (a `limit` or a time bound taken as
- * unknown) read an audit page from a sort of the workspace's whole log, 58 ms instead of 8 ms at 2 million
- * entries (ADR 0007, twelfth round).
+ * unknown) took 58 ms instead of 8 ms for an audit page at 2 million entries (ADR 0007, twelfth round).
  *
  * JIT compilation is off. PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`, and
  * the audit inbox's move (512 rows into an indexed table) passes it: it spent ~20 ms of a ~42 ms move in the
