@@ -1,19 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, dialectName, signupUser, startApp, type TestApp } from './harness.js';
-
-/** A pull's audit entry, as the group commit receives it. */
-const pullEntry = (workspaceId: string, projectId: string, key: string) => ({
-  workspace_id: workspaceId,
-  project_id: projectId,
-  action: 'vars.pull',
-  target_key: key,
-  target_env: 'dev',
-  actor_id: null,
-  actor_type: 'token' as const,
-  detail: null,
-  created_at: new Date().toISOString(),
-});
+import { createProject, dialectName, pullAuditRow, signupUser, startApp, type TestApp } from './harness.js';
 
 /** The group commit of read audits (services/core/audit.ts) on the real database. */
 describe(`audit group commit (${dialectName})`, () => {
@@ -29,7 +16,7 @@ describe(`audit group commit (${dialectName})`, () => {
     const { jwt } = await signupUser(srv, 'Audit');
     const p = await createProject(srv, jwt);
     const [ws] = await srv.db.db.selectFrom('projects').select('workspace_id').where('id', '=', p.id).execute();
-    const row = (projectId: string, key: string) => pullEntry(ws!.workspace_id, projectId, key);
+    const row = (projectId: string, key: string) => pullAuditRow(ws!.workspace_id, projectId, key);
     // A row the database refuses. SQLite: a project deleted between authorization and the audit write, whose
     // row breaks the inbox's foreign key. PostgreSQL's inbox has none (migration
     // 2026-11-29T20-audit-inbox-unchecked): a NUL character, which it refuses in any text.
@@ -59,7 +46,7 @@ describe(`audit group commit (${dialectName})`, () => {
       const p = await createProject(srv, jwt);
       const [ws] = await srv.db.db.selectFrom('projects').select('workspace_id').where('id', '=', p.id).execute();
       const gone = randomUUID();
-      await srv.deps.auditBatcher.append(pullEntry(ws!.workspace_id, gone, 'orphan'));
+      await srv.deps.auditBatcher.append(pullAuditRow(ws!.workspace_id, gone, 'orphan'));
       await srv.db.flushAuditInbox();
       expect(await srv.db.db.selectFrom('audit_logs').select('id').where('project_id', '=', gone).execute()).toEqual(
         [],

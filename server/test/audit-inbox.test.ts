@@ -21,6 +21,7 @@ import {
   createToken,
   dialectName,
   freshPgSchema,
+  pullAuditRow,
   signupUser,
   startApp,
   startServer,
@@ -29,18 +30,6 @@ import {
   upsert,
 } from './harness.js';
 import { type Receiver, startReceiver, streamBatchOf } from './receiver.js';
-
-const row = (workspaceId: string, projectId: string | null, key: string, at = new Date()) => ({
-  workspace_id: workspaceId,
-  project_id: projectId,
-  action: 'vars.pull',
-  target_key: key,
-  target_env: 'dev',
-  actor_id: null,
-  actor_type: 'token' as const,
-  detail: null,
-  created_at: at.toISOString(),
-});
 
 describe(`audit inbox (${dialectName})`, () => {
   let app: TestApp;
@@ -91,7 +80,7 @@ describe(`audit inbox (${dialectName})`, () => {
     const owner = await signupUser(app, 'Ivo');
     const ws = await workspaceOf(owner.jwt);
     for (let b = 0; b < 6; b++) {
-      await app.db.insertAuditRows(Array.from({ length: 100 }, (_, i) => row(ws, null, `k${b * 100 + i}`)));
+      await app.db.insertAuditRows(Array.from({ length: 100 }, (_, i) => pullAuditRow(ws, null, `k${b * 100 + i}`)));
     }
     // Read without a flush on purpose: the writer moves them by itself right after answering the sixth commit
     // (600 >= 512).
@@ -104,7 +93,11 @@ describe(`audit inbox (${dialectName})`, () => {
     const ws = await workspaceOf(owner.jwt);
     const gone = await createProject(app, owner.jwt, { name: 'gone' });
     const kept = await createProject(app, owner.jwt, { name: 'kept' });
-    await app.db.insertAuditRows([row(ws, gone.id, 'g1'), row(ws, kept.id, 'k1'), row(ws, gone.id, 'g2')]);
+    await app.db.insertAuditRows([
+      pullAuditRow(ws, gone.id, 'g1'),
+      pullAuditRow(ws, kept.id, 'k1'),
+      pullAuditRow(ws, gone.id, 'g2'),
+    ]);
     expect(await inbox()).toHaveLength(3);
     const del = await app.request('DELETE', `/v1/projects/${gone.id}`, { token: owner.jwt });
     expect(del.status, del.text).toBe(204);
@@ -124,13 +117,13 @@ describe(`audit inbox (${dialectName})`, () => {
       // row of concurrent commits).
       const waited = await app.db.db.transaction().execute(async (trx) => {
         await sql`select id from projects where id = ${p.id} for update`.execute(trx);
-        const committed = app.db.insertAuditRows([row(ws, p.id, 'while-locked')]).then(() => 'committed');
+        const committed = app.db.insertAuditRows([pullAuditRow(ws, p.id, 'while-locked')]).then(() => 'committed');
         return Promise.race([committed, new Promise((r) => setTimeout(() => r('waited'), 2_000))]);
       });
       expect(waited).toBe('committed');
       // Taken down and up again: the foreign keys come back (dropping the entries of gone parents) and go.
       const migration = await import('../src/db/migrations/2026-11-29T20-audit-inbox-unchecked.js');
-      await app.db.insertAuditRows([row(ws, randomUUID(), 'orphan')]);
+      await app.db.insertAuditRows([pullAuditRow(ws, randomUUID(), 'orphan')]);
       await migration.down(app.db.db, 'postgres');
       const waiting = (await inbox()).map((r) => (r as { target_key: string }).target_key);
       expect(waiting).toContain('while-locked');
@@ -186,7 +179,7 @@ describe(`audit inbox and retention (${dialectName})`, () => {
     const owner = await signupUser(app, 'Iris');
     const ws = (await app.call(ops.getSession, {}, owner.jwt)).body.user.workspaceId;
     // The workspace's only old entries, and they are in the inbox: the job has to look there to find them.
-    await app.db.insertAuditRows([row(ws, null, 'old1', t0), row(ws, null, 'old2', t0)]);
+    await app.db.insertAuditRows([pullAuditRow(ws, null, 'old1', t0), pullAuditRow(ws, null, 'old2', t0)]);
     expect(
       await app.db.db
         .selectFrom('audit_inbox' as never)
@@ -271,7 +264,7 @@ describe.runIf(dialectName === 'postgres')('audit inbox and a concurrent deletio
     const ws = (await app.call(ops.getSession, {}, owner.jwt)).body.user.workspaceId;
     const gone = await createProject(app, owner.jwt, { name: 'gone' });
     const kept = await createProject(app, owner.jwt, { name: 'kept' });
-    await app.db.insertAuditRows([row(ws, gone.id, 'g1'), row(ws, kept.id, 'k1')]);
+    await app.db.insertAuditRows([pullAuditRow(ws, gone.id, 'g1'), pullAuditRow(ws, kept.id, 'k1')]);
     let flushing: Promise<void> | undefined;
     await app.db.db.transaction().execute(async (trx) => {
       // The deletion's first lock, taken before the move starts...

@@ -366,6 +366,19 @@ export async function startServer(
   };
 }
 
+/** A pull's audit entry as the group commit and the audit inbox receive it (services/core/audit.ts). */
+export const pullAuditRow = (workspaceId: string, projectId: string | null, key: string, at = new Date()) => ({
+  workspace_id: workspaceId,
+  project_id: projectId,
+  action: 'vars.pull',
+  target_key: key,
+  target_env: 'dev',
+  actor_id: null,
+  actor_type: 'token' as const,
+  detail: null,
+  created_at: at.toISOString(),
+});
+
 /** Polls `ok` every 25 ms until it holds; fails naming `what` after `ms`. */
 export async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
