@@ -373,9 +373,10 @@ try {
     // Nearer the pull than the disk ceiling: a pull does all that a 304 does and then waits for its commit, so
     // a connection's loop of pulls takes about the 304's loop (this run's, under its own load) plus one
     // fdatasync. An estimate, not a bound: waiting pulls leave the cores to the others, which 304s do not.
-    const loop = CONNECTIONS / before.notModified!.rps + sync.median / 1e6;
+    const loopMicros = (CONNECTIONS / before.notModified!.rps) * 1e6;
+    const estimate = CONNECTIONS / ((loopMicros + sync.median) / 1e6);
     console.log(
-      `pull at a 304's loop + one fdatasync: ${CONNECTIONS} / (${((CONNECTIONS / before.notModified!.rps) * 1e6).toFixed(0)} + ${sync.median.toFixed(0)} µs) = ${(CONNECTIONS / loop).toFixed(0)} req/s, ${pct(CONNECTIONS / loop / before.floor!.rps)} of the floor`,
+      `pull at a 304's loop + one fdatasync: ${CONNECTIONS} / (${loopMicros.toFixed(0)} + ${sync.median.toFixed(0)} µs) = ${estimate.toFixed(0)} req/s, ${pct(estimate / before.floor!.rps)} of the floor`,
     );
   }
   if (base) {
