@@ -5,7 +5,9 @@
  * of the fastest possible server on this machine):
  *   1. floor; 2. pull of 100 variables (10 with references) by an access token; 3. conditional pull (304);
  *   4. GET /bench/floor of the svcenv server itself (a constant 2 KB text: the framework's own cost);
- *   on PostgreSQL also the bare server making one database read per request (the ceiling of one read);
+ *   the bare server making each answer's entry durable first, as D66 asks of a 200 pull (the ceiling of any
+ *   build that keeps D66); on PostgreSQL also the bare server making one database read per request (the
+ *   ceiling of one read);
  *   5. the same pull after seeding BENCH_SEED (default 1,000) other projects of 100 variables each.
  * Settings: BENCH_CONNECTIONS (default 10), BENCH_DATABASE_URL (PostgreSQL: each server gets a fresh schema;
  * unset: SQLite), BENCH_BASELINE (a checkout of another build, e.g. `git worktree add ../base 8e6a448` and
@@ -162,9 +164,8 @@ const row = (name: string, f: Figure) =>
 
 /**
  * The disk's part of every pull: the fdatasync latency of a small append in the server's data directory,
- * as the audit writer's commit pays it. Ten closed-loop connections whose answers each wait for a commit
- * cannot go faster than about 10 / (2 x commit) requests a second (a row that arrives during one commit
- * waits for the next), however cheap the rest is; printed so the pull figures can be read against it.
+ * as the audit writer's commit pays it, measured on an idle disk (under load each one takes longer: the
+ * durable-entry ceiling, measured under load, is the bound to read the pull against).
  */
 function fdatasyncMicros(dir: string, n = 500) {
   const file = join(dir, 'bench-fsync.tmp');
@@ -187,32 +188,96 @@ function fdatasyncMicros(dir: string, n = 500) {
 
 /**
  * The floor: a bare node:http server in a process of its own (the same Node as the server), answering `body`
- * with the pull's content type; nothing of svcenv runs in it. With `pgUrl`, the same server first makes one
- * PostgreSQL read per request (a prepared `select` of one row, through the `pg` pool the server uses): the
- * ceiling of any design that sends one query per request, on this machine's cores. The server's pulls share
- * their one authorization read (sent after each of them arrived, so that a revocation is seen by the next
- * request on every instance) with the pulls that arrive with them (ADR 0007, fifth round).
+ * with the pull's content type; nothing of svcenv runs in it. Two variants give ceilings on this machine's
+ * cores and disk:
+ * - `read` (a PostgreSQL URL): the same server first makes one read per request (a prepared `select` of one
+ *   row, through the `pg` pool the server uses): the ceiling of any design that sends one query per request.
+ *   The server's pulls share their one authorization read (sent after each of them arrived, so that a
+ *   revocation is seen by the next request on every instance) with the pulls that arrive with them (ADR 0007,
+ *   fifth round), so they can pass it.
+ * - `entry` (a file, or a PostgreSQL URL): before each answer the request's line is made durable, as D66
+ *   makes a 200 pull's audit entry durable before it is answered, and by a group commit. With a file the lines
+ *   of one event-loop turn are appended and `fdatasync`ed on the event loop at the turn's end (the server
+ *   keeps its fsyncs off the event loop, which costs it the hops to its writer thread; on the event loop this
+ *   ceiling is higher). On PostgreSQL the lines waiting are inserted in one statement into a table with no
+ *   index and committed, at most two groups in flight (the designs measured best, ADR 0007, fourteenth
+ *   round). Nothing else is done: no read, no index, no rendering. So no build that keeps D66 can serve pulls
+ *   much faster than this on this machine's cores and disk.
  */
-async function bareFloor(body: string, pgUrl?: string): Promise<{ url: string; pid: number; stop: () => void }> {
+async function bareFloor(
+  body: string,
+  opts: { read?: string; entry?: { file: string } | { pg: string } } = {},
+): Promise<{ url: string; pid: number; stop: () => void }> {
   const script = `
+    const { Pool } = require('pg');
+    const fs = require('node:fs');
     const body = Buffer.from(process.env.FLOOR_BODY, 'base64');
     const headers = { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(body.length) };
-    const pool = process.env.FLOOR_PG ? new (require('pg').Pool)({ connectionString: process.env.FLOOR_PG, max: 10 }) : null;
+    const pool = process.env.FLOOR_PG ? new Pool({ connectionString: process.env.FLOOR_PG, max: 10 }) : null;
     const read = { name: 'floor', text: 'select $1::text as path, now() as at' };
-    const server = require('node:http').createServer(async (req, res) => {
-      if (pool) await pool.query({ ...read, values: [req.url] });
-      res.writeHead(200, headers);
-      res.end(body);
-    });
-    server.keepAliveTimeout = 60000;
-    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+    const file = process.env.FLOOR_ENTRY_FILE ? fs.openSync(process.env.FLOOR_ENTRY_FILE, 'a') : null;
+    const entries = process.env.FLOOR_ENTRY_PG ? new Pool({ connectionString: process.env.FLOOR_ENTRY_PG, max: 4 }) : null;
+    let waiting = [];
+    let inFlight = 0;
+    // A file: the lines of one event-loop turn, appended and fdatasynced on this thread at its end.
+    function syncTurn() {
+      const group = waiting;
+      waiting = [];
+      fs.writeSync(file, group.map((w) => w.path + ' ' + 'x'.repeat(180) + '\\n').join(''));
+      fs.fdatasyncSync(file);
+      for (const w of group) w.resolve();
+    }
+    // PostgreSQL: a group's lines in one insert; at most two groups in flight, the next waits for one.
+    function insertGroup() {
+      if (inFlight >= 2 || waiting.length === 0) return;
+      const group = waiting;
+      waiting = [];
+      inFlight++;
+      const done = (err) => {
+        inFlight--;
+        for (const w of group) err ? w.reject(err) : w.resolve();
+        insertGroup();
+      };
+      entries
+        .query({ name: 'entry', text: 'insert into floor_entries (at, path) select now(), unnest($1::text[])', values: [group.map((w) => w.path)] })
+        .then(() => done(), done);
+    }
+    const durable = (path) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ path, resolve, reject });
+        if (entries) insertGroup();
+        else if (waiting.length === 1) setImmediate(syncTurn);
+      });
+    async function main() {
+      if (entries) await entries.query('create table if not exists floor_entries (at timestamptz not null, path text not null)');
+      const server = require('node:http').createServer(async (req, res) => {
+        if (pool) await pool.query({ ...read, values: [req.url] });
+        if (file !== null || entries) await durable(req.url);
+        res.writeHead(200, headers);
+        res.end(body);
+      });
+      server.keepAliveTimeout = 60000;
+      server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+    }
+    main();`;
+  const entry = opts.entry;
   const child = spawn(process.execPath, ['-e', script], {
     // server/: where `pg` is a dependency.
     cwd: join(repoRoot, 'server'),
-    env: { ...process.env, FLOOR_BODY: Buffer.from(body).toString('base64'), FLOOR_PG: pgUrl ?? '' },
+    env: {
+      ...process.env,
+      FLOOR_BODY: Buffer.from(body).toString('base64'),
+      FLOOR_PG: opts.read ?? '',
+      FLOOR_ENTRY_FILE: entry && 'file' in entry ? entry.file : '',
+      FLOOR_ENTRY_PG: entry && 'pg' in entry ? entry.pg : '',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the floor process ended (${code}) before it listened`);
+  });
+  const [line] = (await Promise.race([once(child.stdout!, 'data'), exited])) as [Buffer];
+  exited.catch(() => {}); // it ends when stopped
   return { url: `http://127.0.0.1:${line.toString().trim()}/`, pid: child.pid!, stop: () => child.kill() };
 }
 
@@ -299,17 +364,25 @@ const baseline = BASELINE ? await serve(BASELINE, ENV) : null;
 const srv = current.srv;
 let bare: Awaited<ReturnType<typeof bareFloor>> | undefined;
 let bareWithRead: Awaited<ReturnType<typeof bareFloor>> | undefined;
+let bareWithEntry: Awaited<ReturnType<typeof bareFloor>> | undefined;
+const entrySchema = DATABASE_URL ? await freshPgSchema(DATABASE_URL) : null;
 try {
   const setup = await seedPullSetup(srv);
   const { pullUrl, auth, etag } = setup;
   bare = await bareFloor(setup.body);
   const floorProcess = bare;
   const floor = () => load(floorProcess.url, {}, floorProcess.pid);
-  bareWithRead = DATABASE_URL ? await bareFloor(setup.body, DATABASE_URL) : undefined;
+  bareWithRead = DATABASE_URL ? await bareFloor(setup.body, { read: DATABASE_URL }) : undefined;
+  // The entries' file beside the server's database, on the disk its audit commits use.
+  bareWithEntry = await bareFloor(setup.body, {
+    entry: entrySchema ? { pg: entrySchema.url } : { file: join(srv.dataDir, 'bench-floor-entries.log') },
+  });
   const readProcess = bareWithRead;
-  const ceilingLoads: Record<string, () => Promise<Load>> = readProcess
-    ? { oneRead: () => load(readProcess.url, {}, readProcess.pid) }
-    : {};
+  const entryProcess = bareWithEntry;
+  const ceilingLoads: Record<string, () => Promise<Load>> = {
+    ...(readProcess ? { oneRead: () => load(readProcess.url, {}, readProcess.pid) } : {}),
+    durableEntry: () => load(entryProcess.url, {}, entryProcess.pid),
+  };
   const serverPid = srv.child.pid!;
   const pull = () => load(pullUrl, auth, serverPid);
   const notModified = () => load(pullUrl, { ...auth, 'if-none-match': etag }, serverPid);
@@ -354,31 +427,16 @@ try {
     `pull benchmark: ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s, ${database}, the compiled server`,
   );
   const sync = DATABASE_URL ? null : fdatasyncMicros(srv.dataDir);
-  if (sync) {
+  if (sync)
     console.log(
       `disk: fdatasync of a small append in DATA_DIR, median ${sync.median.toFixed(0)} µs, p99 ${sync.p99.toFixed(0)} µs (each pull's audit commit waits for one)`,
     );
-    // fdatasyncMicros' bound, against this run's floor: what the disk alone allows the pull.
-    const diskCeiling = CONNECTIONS / ((2 * sync.median) / 1e6);
-    console.log(
-      `disk ceiling of the pull: ${CONNECTIONS} connections / (2 x fdatasync) = ${diskCeiling.toFixed(0)} req/s, ${pct(diskCeiling / before.floor!.rps)} of the floor`,
-    );
-  }
   const floorName = `floor: bare node:http, same ${setup.body.length} B`;
   console.log(row(floorName, before.floor!));
   if (before.oneRead) console.log(row('ceiling: bare + one PostgreSQL read', before.oneRead));
+  console.log(row('ceiling: bare + a durable entry (D66)', before.durableEntry!));
   console.log(row('pull, 100 vars (10 references)', before.pull!));
   console.log(row('conditional pull (304)', before.notModified!));
-  if (sync) {
-    // Nearer the pull than the disk ceiling: a pull does all that a 304 does and then waits for its commit, so
-    // a connection's loop of pulls takes about the 304's loop (this run's, under its own load) plus one
-    // fdatasync. An estimate, not a bound: waiting pulls leave the cores to the others, which 304s do not.
-    const loopMicros = (CONNECTIONS / before.notModified!.rps) * 1e6;
-    const estimate = CONNECTIONS / ((loopMicros + sync.median) / 1e6);
-    console.log(
-      `pull at a 304's loop + one fdatasync: ${CONNECTIONS} / (${loopMicros.toFixed(0)} + ${sync.median.toFixed(0)} µs) = ${estimate.toFixed(0)} req/s, ${pct(estimate / before.floor!.rps)} of the floor`,
-    );
-  }
   if (base) {
     console.log(row(`baseline pull (${BASELINE}, ${base.body.length} B)`, before.basePull!));
     console.log(row('baseline conditional pull (304)', before.baseNotModified!));
@@ -399,6 +457,8 @@ try {
 } finally {
   bare?.stop();
   bareWithRead?.stop();
+  bareWithEntry?.stop();
+  await entrySchema?.drop();
   await current.stop();
   await baseline?.stop();
 }
