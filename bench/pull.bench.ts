@@ -426,11 +426,12 @@ try {
   console.log(
     `pull benchmark: ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION} s, ${database}, the compiled server`,
   );
-  const sync = DATABASE_URL ? null : fdatasyncMicros(srv.dataDir);
-  if (sync)
+  if (!DATABASE_URL) {
+    const sync = fdatasyncMicros(srv.dataDir);
     console.log(
       `disk: fdatasync of a small append in DATA_DIR, median ${sync.median.toFixed(0)} µs, p99 ${sync.p99.toFixed(0)} µs (each pull's audit commit waits for one)`,
     );
+  }
   const floorName = `floor: bare node:http, same ${setup.body.length} B`;
   console.log(row(floorName, before.floor!));
   if (before.oneRead) console.log(row('ceiling: bare + one PostgreSQL read', before.oneRead));
