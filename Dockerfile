@@ -5,7 +5,7 @@
 # TRUST_PROXY=true (a proxy terminates TLS in front) or TLS_CERT_FILE and TLS_KEY_FILE (mounted files);
 # with neither it exits at start-up and says so. server/test/deploy.test.ts checks this file.
 
-# Node 24 LTS (the server supports 22 and 24; CI runs on 24).
+# Node 24 LTS (the server supports 22 and 24; CI runs on 24, the version package.json pins).
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- build: the full install, whose postinstall builds the dashboard (web/dist) and the server (dist/server)
@@ -16,7 +16,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . .
-RUN npm ci --no-audit --no-fund
+# The image's own Node runs everything, so the install must not fetch the Node that the root package pins for
+# machines without Node 24 (the `node` package, whose preinstall downloads it): scripts are skipped, then the
+# two that matter run: esbuild's binary check and the root postinstall (it builds web/dist and dist/server).
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ && npm rebuild esbuild \
+ && npm run postinstall
 # The CLI executables served at /v1/cli/download (D39; bun fetches its runtimes from the npm registry).
 # --build-arg WITH_CLI=false leaves them out; the server then answers those routes with 404.
 ARG WITH_CLI=true

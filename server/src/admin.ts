@@ -2,6 +2,7 @@ import { loadConfig } from './config.js';
 import { migrate, openDb } from './db/index.js';
 import { systemClock } from './lib/clock.js';
 import { loadMasterKey } from './lib/master-key.js';
+import { nodeSupported, unsupportedNodeMessage } from './lib/node-version.js';
 import { adminResetLink } from './services/identity/password-reset.js';
 import { type AdminResult, backup, grantAdmin, rewrapKeys, setPlan, verify } from './services/workspace/admin.js';
 
@@ -25,6 +26,10 @@ const usage = `usage:
   npm run admin -- verify                            (decrypts every stored value; exit 1 on any failure)`;
 
 async function main(argv: string[]): Promise<number> {
+  if (!nodeSupported(process.versions.node)) {
+    process.stderr.write(`${unsupportedNodeMessage(process.versions.node)}\n`);
+    return 1;
+  }
   const [command, ...args] = argv;
   if (!['rewrap-keys', 'set-plan', 'reset-link', 'grant-admin', 'backup', 'verify'].includes(command ?? '')) {
     process.stderr.write(`${usage}\n`);

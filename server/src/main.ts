@@ -4,9 +4,14 @@ import { migrate, openDb } from './db/index.js';
 import { systemClock } from './lib/clock.js';
 import { logSink } from './lib/log-sink.js';
 import { loadMasterKey } from './lib/master-key.js';
+import { nodeSupported, unsupportedNodeMessage } from './lib/node-version.js';
 
 /** Starts the API server: config → master key → database (migrated) → HTTP; stops gracefully on SIGTERM. */
 async function main(): Promise<void> {
+  if (!nodeSupported(process.versions.node)) {
+    process.stderr.write(`${unsupportedNodeMessage(process.versions.node)}\n`);
+    process.exit(1);
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
@@ -72,7 +77,7 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ host: config.HOST, port: config.PORT });
   deps.jobs.start();
-  app.log.info({ address, storage: db.dialect }, 'svcenv server listening');
+  app.log.info({ address, storage: db.dialect, node: process.versions.node }, 'svcenv server listening');
 }
 
 main().catch((e) => {

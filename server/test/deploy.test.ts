@@ -300,6 +300,11 @@ describe('Dockerfile and .dockerignore', () => {
     // The runtime stage installs nothing and copies only from the build stage, never the whole context.
     expect(runtime.filter((i) => i.op === 'RUN' && /\bnpm (ci|install|i)\b/.test(i.args))).toEqual([]);
     for (const c of runtime.filter((i) => i.op === 'COPY')) expect(c.args).toMatch(/^--from=build /);
+    // The image's Node runs everything: the install skips the scripts, so the `node` package that the root
+    // pins for machines without Node 24 does not fetch a second Node; the build it would skip runs after.
+    const install = build.find((i) => i.op === 'RUN' && /\bnpm ci\b/.test(i.args))!.args;
+    expect(install).toMatch(/\bnpm ci --ignore-scripts\b/);
+    expect(install).toMatch(/&& npm run postinstall\b/);
     // Only production dependencies are copied: the build stage prunes the dev ones first.
     expect(build.some((i) => i.op === 'RUN' && /\bnpm prune --omit=dev\b/.test(i.args))).toBe(true);
   });
@@ -399,7 +404,10 @@ describe('docs/deploy/svcenv.service', () => {
 
   it('runs the built server as its own user, DATA_DIR in its state directory, secrets from a file, hardened', () => {
     expect(settings('User')).toEqual(['svcenv']);
-    expect(settings('ExecStart')[0]).toMatch(/\/dist\/server\/main\.mjs$/);
+    // On the Node that npm ci installed beside the server (the root package pins it), not the host's.
+    expect(settings('ExecStart')[0]).toMatch(
+      /^\/opt\/svcenv\/node_modules\/\.bin\/node \/opt\/svcenv\/dist\/server\/main\.mjs$/,
+    );
     expect(settings('EnvironmentFile')).toEqual(['/etc/svcenv/svcenv.env']);
     const env = settings('Environment');
     expect(env).toContain('DATA_DIR=/var/lib/svcenv');
@@ -419,9 +427,11 @@ describe('docs/deploy/svcenv.service', () => {
   });
 
   it.skipIf(!SYSTEMD_ANALYZE)('passes systemd-analyze verify without a warning', () => {
-    const r = spawnSync(SYSTEMD_ANALYZE!, ['verify', join(repoRoot, 'docs', 'deploy', 'svcenv.service')], {
-      encoding: 'utf8',
-    });
+    // verify checks that ExecStart's program exists: the unit as installed in this checkout (/opt/svcenv being
+    // where the README's install puts one), whose npm ci left the pinned Node in node_modules/.bin.
+    const dir = mkdtempSync(join(tmpdir(), 'svcenv-unit-'));
+    writeFileSync(join(dir, 'svcenv.service'), unit.replaceAll('/opt/svcenv', repoRoot));
+    const r = spawnSync(SYSTEMD_ANALYZE!, ['verify', join(dir, 'svcenv.service')], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(`${r.stdout}${r.stderr}`.trim()).toBe('');
   });
