@@ -25,7 +25,7 @@ const PACKAGES = ['contract/src', 'server/src', 'cli/src', 'web/src'];
  * the audit group commit, held pulls), which the wiring creates; `db` and `lib` know nothing of the request.
  */
 const SERVER_LAYERS = [
-  ['lib', 'db'],
+  ['lib', 'db', 'managed'],
   ['runtime'],
   ['jobs'],
   ['services', 'http'],
