@@ -59,9 +59,16 @@ async function memberSession(app: TestApp, ownerJwt: string) {
   const session = await app.request('GET', '/v1/auth/session', { token: ownerJwt, schema: sessionResponse });
   const workspaceId = session.body.user.workspaceId;
   const m = await signupUser(app, 'Mia');
+  // Joined at the app's own (fake) time: a session issued before the membership began is refused (D9), so a
+  // wall-clock time later than the fake clock would void the JWT that switch-workspace issues below.
   await app.db.db
     .insertInto('workspace_members')
-    .values({ workspace_id: workspaceId, user_id: m.user.id, ws_role: 'Member', joined_at: new Date().toISOString() })
+    .values({
+      workspace_id: workspaceId,
+      user_id: m.user.id,
+      ws_role: 'Member',
+      joined_at: app.deps.clock.now().toISOString(),
+    })
     .execute();
   const sw = await app.request('POST', '/v1/auth/switch-workspace', {
     token: m.jwt,
