@@ -14,7 +14,7 @@ export const CONTEXT_KEYS = ['SVCENV_PROJECT', 'SVCENV_ENV', 'SVCENV_PROJECT_NAM
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 
 /**
- * Spec "Events", D45 and D47: the event kinds a webhook can subscribe to, in the order the dashboard lists them.
+ * Spec "Events", D45, D47, D71 and D72: the event kinds a webhook can subscribe to, in the order the dashboard lists them.
  * Here, without zod, so that the dashboard imports the one list.
  */
 export const WEBHOOK_EVENTS = [
@@ -27,6 +27,14 @@ export const WEBHOOK_EVENTS = [
   'env.rollback',
   'change_request.open',
   'change_request.apply',
+  // D72: a stored credential rotated (a new revision of its variable).
+  'var.rotate',
+  // D71: dynamic secrets' leases.
+  'lease.create',
+  'lease.renew',
+  'lease.revoke',
+  'lease.expire',
+  'lease.revoke_failed',
 ] as const;
 
 /**

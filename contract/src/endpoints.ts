@@ -101,6 +101,33 @@ const table = {
     auth: 'any',
   },
 
+  // connections to managed databases (D70): Owners and project Admins
+  listConnections: { method: 'GET', path: '/v1/projects/:id/connections', auth: 'any' },
+  createConnection: { method: 'POST', path: '/v1/projects/:id/connections', auth: 'any' },
+  getConnection: { method: 'GET', path: '/v1/projects/:id/connections/:name', auth: 'any' },
+  updateConnection: { method: 'PATCH', path: '/v1/projects/:id/connections/:name', auth: 'any' },
+  deleteConnection: { method: 'DELETE', path: '/v1/projects/:id/connections/:name', auth: 'any' },
+  testConnection: { method: 'POST', path: '/v1/projects/:id/connections/:name/test', auth: 'any' },
+  rotateConnectionRoot: { method: 'POST', path: '/v1/projects/:id/connections/:name/rotate-root', auth: 'any' },
+  // dynamic secrets and their leases (D71)
+  listDynamicSecrets: { method: 'GET', path: '/v1/projects/:id/envs/:env/dynamic', auth: 'any' },
+  getDynamicSecret: { method: 'GET', path: '/v1/projects/:id/envs/:env/dynamic/:name', auth: 'any' },
+  putDynamicSecret: { method: 'PUT', path: '/v1/projects/:id/envs/:env/dynamic/:name', auth: 'any' },
+  deleteDynamicSecret: { method: 'DELETE', path: '/v1/projects/:id/envs/:env/dynamic/:name', auth: 'any' },
+  listLeases: { method: 'GET', path: '/v1/projects/:id/envs/:env/dynamic/:name/leases', auth: 'any' },
+  createLease: { method: 'POST', path: '/v1/projects/:id/envs/:env/dynamic/:name/leases', auth: 'any' },
+  renewLease: {
+    method: 'POST',
+    path: '/v1/projects/:id/envs/:env/dynamic/:name/leases/:leaseId/renew',
+    auth: 'any',
+  },
+  revokeLease: { method: 'DELETE', path: '/v1/projects/:id/envs/:env/dynamic/:name/leases/:leaseId', auth: 'any' },
+  // rotation of a stored credential (D72)
+  listRotations: { method: 'GET', path: '/v1/projects/:id/envs/:env/rotations', auth: 'any' },
+  putRotation: { method: 'PUT', path: '/v1/projects/:id/envs/:env/rotations/:key', auth: 'any' },
+  deleteRotation: { method: 'DELETE', path: '/v1/projects/:id/envs/:env/rotations/:key', auth: 'any' },
+  rotateNow: { method: 'POST', path: '/v1/projects/:id/envs/:env/rotations/:key/rotate', auth: 'any' },
+
   // pull (access tokens only, spec variables rule 8) and export (D28, D55)
   pull: { method: 'GET', path: '/v1/projects/:id/envs/:env/pull', auth: 'token' },
   exportVars: { method: 'GET', path: '/v1/projects/:id/envs/:env/export', auth: 'any' },

@@ -37,6 +37,11 @@ export const ERROR_STATUS = {
   RATE_LIMIT: 429,
   SERVER: 500,
   /**
+   * D71, D72: a managed database (D70) refused or failed a statement, or did not answer in time. The message is
+   * the database's own (credentials and statements removed); nothing is left half-done.
+   */
+  UPSTREAM_FAILED: 502,
+  /**
    * A stored value that does not decrypt with its project key (tampered with, or copied from another row):
    * pull and export fail naming the key in `field`; listings mark that variable instead (`valueError`).
    */

@@ -8,6 +8,7 @@ export * from './cidr.js';
 export * from './cli-releases.js';
 export * from './common.js';
 export * from './constants.js';
+export * from './credentials.js';
 export * from './dotenv.js';
 export * from './dotenv-parse.js';
 export * from './endpoints.js';

@@ -17,6 +17,7 @@ import { authRoutes } from './routes/auth.js';
 import { benchFloorRoutes } from './routes/bench.js';
 import { changeRequestRoutes } from './routes/change-requests.js';
 import { cliReleaseRoutes } from './routes/cli-releases.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { healthRoutes } from './routes/health.js';
 import { identityRoutes } from './routes/identities.js';
 import { meRoutes } from './routes/me.js';
@@ -74,6 +75,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(projectRoutes, { prefix: '/v1' });
   await app.register(variableRoutes, { prefix: '/v1' });
   await app.register(changeRequestRoutes, { prefix: '/v1' });
+  await app.register(credentialRoutes, { prefix: '/v1' });
   await app.register(pullRoutes, { prefix: '/v1' });
   await app.register(tokenRoutes, { prefix: '/v1' });
   await app.register(webhookRoutes, { prefix: '/v1' });

@@ -81,6 +81,19 @@ const configSchema = z.object({
    * is kept.
    */
   AUDIT_RETENTION_DAYS: z.coerce.number().positive('must be a positive number of days').max(365_000).optional(),
+  /**
+   * D70: the addresses (or CIDR ranges) connections to managed databases may reach, comma-separated, e.g.
+   * `10.0.0.0/8,fd00::/8`. Unset: any address but the link-local and cloud-metadata ranges, which are refused
+   * in every configuration. Checked when a connection is saved and again on the addresses DNS gives at each use.
+   */
+  CONNECTIONS_ALLOWED_CIDRS: z.string().optional(),
+  /** D70: allow `tls: {mode: "disable"}` for managed databases that are not on a loopback address. */
+  CONNECTIONS_ALLOW_PLAIN: booleanFlag,
+  /**
+   * D70-D72: how long a managed database may take to accept a connection and log in (ms); each statement may
+   * take twice that. A silent database costs a request this long, never the server.
+   */
+  CONNECTIONS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   /** Log level of the structured JSON log. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -101,6 +114,13 @@ function crossChecks(c: Record<string, string | undefined>): string[] {
       proxyList(c.TRUSTED_PROXIES);
     } catch (e) {
       problems.push(`TRUSTED_PROXIES: ${(e as Error).message}`);
+    }
+  }
+  if (c.CONNECTIONS_ALLOWED_CIDRS !== undefined) {
+    try {
+      proxyList(c.CONNECTIONS_ALLOWED_CIDRS);
+    } catch (e) {
+      problems.push(`CONNECTIONS_ALLOWED_CIDRS: ${(e as Error).message}`);
     }
   }
   if (!c.TLS_CERT_FILE && !trustProxy && !isLoopback(c.HOST ?? '127.0.0.1')) {

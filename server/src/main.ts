@@ -66,6 +66,7 @@ async function main(): Promise<void> {
     await app.close();
     clearInterval(idle);
     await deps.jobs.stop();
+    await deps.engines.close();
     await deps.auditBatcher.drain();
     await db.close();
     app.log.info('stopped');

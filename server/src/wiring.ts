@@ -12,6 +12,7 @@ import { logMailer, smtpMailer } from './lib/mail.js';
 import type { Metrics } from './lib/metrics.js';
 import type { Resolver } from './lib/net-guard.js';
 import { RateLimiter, RedisLimitStore } from './lib/rate-limit.js';
+import { createEngines } from './managed/index.js';
 import { AuditBatcher } from './runtime/audit-batcher.js';
 import { authnQueries, JwtCodec, VerifiedTokenCache } from './runtime/credentials.js';
 import { EnvWatch } from './runtime/env-watch.js';
@@ -20,6 +21,7 @@ import { OidcDiscovery } from './runtime/oidc-discovery.js';
 import { RenderCache } from './runtime/render-cache.js';
 import { UnchangedPullAudits } from './runtime/unchanged-pulls.js';
 import type { Deps } from './services/core/deps.js';
+import { registerCredentialJobs } from './services/credentials/jobs.js';
 import { bindLegacyValues } from './services/variables/value-binding.js';
 
 /** What the wiring is made from: the validated environment, the open database, the time and the master key. */
@@ -116,6 +118,15 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       allowPrivate: opts.config.WEBHOOK_ALLOW_PRIVATE,
       resolve: webhooks.resolve,
     }),
+    // D70: managed databases on their own address rule; each statement may take twice the connect bound.
+    engines: createEngines({
+      timeouts: { connectMs: opts.config.CONNECTIONS_TIMEOUT_MS, statementMs: 2 * opts.config.CONNECTIONS_TIMEOUT_MS },
+      allowedCidrs: (opts.config.CONNECTIONS_ALLOWED_CIDRS ?? '')
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean),
+      ...(opts.resolve ? { resolve: opts.resolve } : {}),
+    }),
     accountKeys: {
       mfaSecret: deriveKey(opts.masterKey, 'mfa-totp-secret'),
       backupCode: deriveKey(opts.masterKey, 'mfa-backup-code'),
@@ -144,4 +155,7 @@ export async function startDeps(app: FastifyInstance, deps: Deps, metrics: Metri
   app.addHook('onClose', () => deps.watch.stop());
   metrics?.trackHeldPulls(() => deps.watch.size);
   await deps.limiter.ready();
+  // D71, D72: the lease revocations and the rotations run with the job runner (main.ts closes the engines'
+  // pools after the runner stopped, so no revocation in flight loses its connection).
+  registerCredentialJobs(deps, app.log);
 }

@@ -292,6 +292,7 @@ export async function startApp(
     async stop() {
       await app.close();
       await deps.jobs.stop();
+      await deps.engines.close();
       await deps.auditBatcher.drain();
       await db.close();
       await pgSchema?.drop();

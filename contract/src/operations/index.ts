@@ -9,6 +9,7 @@ import * as auditStreams from './audit-streams.js';
 import * as auth from './auth.js';
 import * as changeRequests from './change-requests.js';
 import * as cliReleases from './cli-releases.js';
+import * as credentials from './credentials.js';
 import * as health from './health.js';
 import * as identities from './identities.js';
 import * as me from './me.js';
@@ -32,6 +33,7 @@ export const operations = {
   ...projects,
   ...variables,
   ...changeRequests,
+  ...credentials,
   ...pull,
   ...tokens,
   ...webhooks,

@@ -39,6 +39,7 @@ import * as auditCompactKeys from './migrations/2026-11-29T00-audit-compact-keys
 import * as singleSignOn from './migrations/2026-11-29T00-single-sign-on.js';
 import * as auditInbox from './migrations/2026-11-29T10-audit-inbox.js';
 import * as auditInboxUnchecked from './migrations/2026-11-29T20-audit-inbox-unchecked.js';
+import * as managedCredentials from './migrations/2026-12-03T00-managed-credentials.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -432,6 +433,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       up: (db) => auditInboxUnchecked.up(db, dialect),
       down: (db) => auditInboxUnchecked.down(db, dialect),
     },
+    '2026-12-03T00-managed-credentials': { up: managedCredentials.up, down: managedCredentials.down },
   };
 }
 

@@ -38,9 +38,122 @@ export interface Database {
   workspace_sso: WorkspaceSsoTable;
   sso_domains: SsoDomainsTable;
   sso_flows: SsoFlowsTable;
+  connections: ConnectionsTable;
+  dynamic_secrets: DynamicSecretsTable;
+  leases: LeasesTable;
+  rotations: RotationsTable;
 }
 
-/** A periodic task's lease (jobs/leases.ts): the instance `holder` runs `name` until `until`. */
+/** D70: a project's managed database (migration 2026-12-03T00-managed-credentials). */
+export interface ConnectionsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  kind: 'postgres' | 'mysql' | 'redis';
+  host: string;
+  port: number;
+  database: string | null;
+  username: string;
+  /** Sealed with the project key, bound to this row (services/credentials/sealing.ts). */
+  password_sealed: string;
+  /** D70 rotate-root in flight: the new password, sealed, from before the database changed until it is kept. */
+  pending_password_sealed: string | null;
+  tls_mode: 'disable' | 'require' | 'verify';
+  tls_ca: string | null;
+  /** Moves on every change; the engines' pools are keyed by (id, version). */
+  version: number;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  root_rotated_at: string | null;
+}
+
+/** D71: an environment's dynamic secret. Statements and keys are JSON. */
+export interface DynamicSecretsTable {
+  id: string;
+  project_id: string;
+  environment_id: string;
+  name: string;
+  connection_id: string;
+  create_statements: string;
+  /** null: the engine's default revoke. */
+  revoke_statements: string | null;
+  /** JSON: { username, password, host?, port?, database? } → variable names. */
+  keys: string;
+  default_ttl_seconds: number;
+  max_ttl_seconds: number;
+  max_leases: number;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * D71 lease states: `creating` (row written, create statements running), `active`, `revoking` (due: expired,
+ * revoked by hand or with its token), `revoke_failed` (its last attempt failed; retried), and the final
+ * `revoked`, `expired` and `failed` (its create failed and left no user).
+ */
+export type LeaseState = 'creating' | 'active' | 'revoking' | 'revoke_failed' | 'revoked' | 'expired' | 'failed';
+
+export interface LeasesTable {
+  id: string;
+  project_id: string;
+  environment_id: string;
+  dynamic_secret_id: string;
+  connection_id: string;
+  username: string;
+  state: LeaseState;
+  /** JSON: the revoke statements as they were when the lease was made. */
+  revoke_statements: string;
+  /** The user whose request made it (a token's creator; an identity's id for a D60 token). */
+  created_by: string;
+  /** Who made it, as the lease list and the audit log name them (D34 actor). */
+  created_by_name: string;
+  /** The access token or D60 token that made it (revoking that token revokes the lease), else null. */
+  token_id: string | null;
+  created_at: string;
+  expires_at: string;
+  /** created_at + maxTtlSeconds (and never past the expiry of the token that made it): renewals stop here. */
+  max_expires_at: string;
+  /** When the revocation job next looks at it: its expiry while active, the next retry while revoking. */
+  next_attempt_at: string | null;
+  /** A revocation in progress holds the lease until then. */
+  locked_until: string | null;
+  attempts: number;
+  last_error: string | null;
+  /** Why it is ending or ended, once a revocation is wanted: its final state. */
+  end_reason: 'revoked' | 'expired' | 'failed' | null;
+  ended_at: string | null;
+}
+
+/** D72: a secret variable bound to a database user. */
+export interface RotationsTable {
+  id: string;
+  project_id: string;
+  environment_id: string;
+  key: string;
+  connection_id: string;
+  strategy: 'single' | 'alternate';
+  /** JSON array: one username (`single`) or two (`alternate`). */
+  usernames: string;
+  /** Which of `usernames` the variable points at now. */
+  active_index: number;
+  /** null: rotate only when asked. */
+  interval_seconds: number | null;
+  next_rotation_at: string | null;
+  last_rotated_at: string | null;
+  last_error: string | null;
+  attempts: number;
+  /** The rotation in flight: the new password, sealed, and the user it is for (an index into usernames). */
+  pending_password_sealed: string | null;
+  pending_index: number | null;
+  locked_until: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A periodic task's lease (jobs/task-lease.ts): the instance `holder` runs `name` until `until`. */
 export interface TaskLeasesTable {
   name: string;
   holder: string;

@@ -3,9 +3,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { auditIdKey, auditIdValue, auditTimeKey, auditTimeValue } from '../db/audit-keys.js';
-import type { Db, DbHandle } from '../db/index.js';
+import type { DbHandle } from '../db/index.js';
 import { type Clock, DAY_MS } from '../lib/clock.js';
 import type { JobQueue } from './queue.js';
+import { claimTaskLease } from './task-lease.js';
 
 /**
  * D64 retention: with AUDIT_RETENTION_DAYS set, every instance looks every minute; the one that claims the
@@ -48,7 +49,7 @@ export interface AuditPruneDeps {
 export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: string; deleted: number }[]> {
   const { db, dialect } = deps.handle;
   const now = deps.clock.now();
-  if (!(await claimLease(db, deps.holder, now))) return [];
+  if (!(await claimTaskLease(db, LEASE, deps.holder, now, LEASE_MS))) return [];
   const cutoff = new Date(now.getTime() - deps.retentionDays * DAY_MS).toISOString();
   await deps.handle.flushAuditInbox(); // old entries still in the audit inbox (ADR 0007) are found too
   const workspaces = await db
@@ -102,19 +103,6 @@ export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: s
     await sleep(deps.pauseMs ?? PRUNE_PAUSE_MS);
   }
   return done;
-}
-
-/** Takes the lease when it is free or lapsed; true when this instance holds it now. */
-async function claimLease(db: Db, holder: string, now: Date): Promise<boolean> {
-  const nowIso = now.toISOString();
-  const until = new Date(now.getTime() + LEASE_MS).toISOString();
-  const row = await db
-    .insertInto('task_leases')
-    .values({ name: LEASE, holder, until })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ holder, until }).where('task_leases.until', '<=', nowIso))
-    .returning('holder')
-    .executeTakeFirst();
-  return row?.holder === holder;
 }
 
 /** Schedules the run every minute on this instance (wiring.ts, when AUDIT_RETENTION_DAYS is set). */

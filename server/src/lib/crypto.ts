@@ -67,6 +67,8 @@ export const valueAad = (projectId: string, environmentId: string, key: string) 
 export type ValueRole = 'current' | 'history' | 'change-request';
 const boundValueAad = (projectId: string, environmentId: string, key: string, role: ValueRole) =>
   `${valueAad(projectId, environmentId, key)}#${role}`;
+/** AAD of a project credential that is not a variable (ProjectKeyring.sealCredential). */
+const credentialAad = (projectId: string, place: string) => `svcenv/credential/${projectId}/${place}`;
 /** True for a value sealed before roles were bound (re-sealed at start-up). */
 export const isLegacyValue = (sealed: string) => sealed.startsWith(VERSION);
 
@@ -113,6 +115,18 @@ export class ProjectKeyring {
   decryptValue(p: ValueLocation, sealed: string, role: ValueRole): string {
     const aad = boundValueAad(p.projectId, p.environmentId, p.key, role);
     return open(this.key(p.projectId, p.wrapped), sealed, aad, VALUE_VERSION).toString('utf8');
+  }
+
+  /**
+   * A credential of the project that is not a variable (D70 a connection's password, D72 a rotation's pending
+   * password), sealed with the project key and bound to its `place` (the row and the field).
+   */
+  sealCredential(p: { projectId: string; wrapped: string }, place: string, value: string): string {
+    return seal(this.key(p.projectId, p.wrapped), Buffer.from(value, 'utf8'), credentialAad(p.projectId, place));
+  }
+
+  openCredential(p: { projectId: string; wrapped: string }, place: string, sealed: string): string {
+    return open(this.key(p.projectId, p.wrapped), sealed, credentialAad(p.projectId, place)).toString('utf8');
   }
 
   /** A `v1.` value, for its one-time re-sealing only. */

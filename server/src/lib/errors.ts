@@ -60,3 +60,13 @@ export function rateLimited(retryAfterMs: number, message = 'too many requests; 
     'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
   });
 }
+
+/** Whether a database error is a unique violation, on either dialect (a second row with a unique name). */
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown } | null;
+  return (
+    err?.code === '23505' ||
+    err?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    (typeof err?.message === 'string' && err.message.includes('UNIQUE constraint failed'))
+  );
+}

@@ -26,7 +26,8 @@ export function auditRow(clock: Clock, principal: Principal, event: AuditEvent):
     action: event.action,
     target_key: event.targetKey ?? null,
     target_env: event.targetEnv ?? null,
-    actor_id: principal.actorId,
+    // Work svcenv did by itself has no actor (Principal.system), as the retention job's entries.
+    actor_id: principal.system ? null : principal.actorId,
     actor_type: principal.kind,
     detail: event.detail ? JSON.stringify(event.detail) : null,
     created_at: clock.now().toISOString(),

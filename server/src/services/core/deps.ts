@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { ProjectKeyring } from '../../lib/crypto.js';
 import type { RateLimiter } from '../../lib/rate-limit.js';
 import type { Resolution } from '../../lib/references.js';
+import type { Engines } from '../../managed/engine.js';
 import type { AuditBatcher } from '../../runtime/audit-batcher.js';
 import type { AuthnQueries, JwtCodec, VerifiedTokenCache } from '../../runtime/credentials.js';
 import type { EnvWatch } from '../../runtime/env-watch.js';
@@ -50,6 +51,8 @@ export interface Deps {
   issuerKeys: IssuerKeyCache;
   /** D63: single sign-on issuers' discovery documents, and their token requests (services/identity/sso.ts). */
   oidcDiscovery: OidcDiscovery;
+  /** D70-D72: the managed databases' engines and their pools (services/credentials/). */
+  engines: Engines;
   /** Master-key-derived keys for TOTP secrets and backup code digests (services/identity/mfa.ts). */
   accountKeys: AccountKeys;
 }

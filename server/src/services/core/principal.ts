@@ -33,6 +33,12 @@ export interface Principal {
   /** Webhook `actor` (D34): the user's name, or `token:<token name>`. */
   actorName: string;
   token: TokenGrant | null;
+  /**
+   * Work svcenv does by itself (a lease expiring, a scheduled rotation, D71/D72): audited without an actor
+   * (as audit.prune is), named `actorName` in revisions and webhook payloads. Never authorized: such work
+   * reaches its rows directly, not through services/core/authz.ts.
+   */
+  system?: true;
 }
 
 /** The actor of account events recorded outside an authenticated request (login, verify-mfa). */
@@ -46,5 +52,20 @@ export function userActor(userId: string, workspaceId: string): Principal {
     actorId: userId,
     actorName: '',
     token: null,
+  };
+}
+
+/** svcenv itself acting in a workspace (Principal.system): the revocation and rotation jobs (D71, D72). */
+export function systemActor(workspaceId: string, name = 'svcenv'): Principal {
+  return {
+    kind: 'user',
+    userId: 'svcenv',
+    userName: name,
+    workspaceId,
+    wsRole: 'Member',
+    actorId: 'svcenv',
+    actorName: name,
+    token: null,
+    system: true,
   };
 }

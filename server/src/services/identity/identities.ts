@@ -2,13 +2,14 @@ import type { Identity } from '@svcenv/contract';
 import type { Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { WorkloadIdentitiesTable } from '../../db/schema.js';
-import { AppError, notFound, validation } from '../../lib/errors.js';
+import { AppError, isUniqueViolation, notFound, validation } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkTargetUrl } from '../../lib/net-guard.js';
 import { authorizeProject, requireOwner, requireUser } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
+import { leasesOfTokensDue } from '../credentials/leases.js';
 import { projectIdOf } from '../projects/project-ref.js';
 
 /**
@@ -82,16 +83,6 @@ async function checkProject(ctx: Ctx, ref: string | null | undefined): Promise<s
 }
 
 const cidrsJson = (list: string[]) => JSON.stringify([...new Set(list)]);
-
-/** Whether a database error is a unique violation (the live-name index), on either dialect. */
-function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: unknown; message?: unknown } | null;
-  return (
-    err?.code === '23505' ||
-    err?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    (typeof err?.message === 'string' && err.message.includes('UNIQUE constraint failed'))
-  );
-}
 
 const nameTaken = () => new AppError('CONFLICT', 'an identity with this name already exists', 'name');
 
@@ -236,7 +227,8 @@ export async function updateIdentity(
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) !== 1) throw notFound('identity');
       // D60: the tokens it issued were granted under the old settings; they end now, on every instance.
-      await trx.deleteFrom('identity_tokens').where('identity_id', '=', id).execute();
+      // D71 details: the leases its tokens made end with them.
+      await endIdentityTokens(trx, deps, id);
       await recordChange(trx, ctx, {
         action: 'identity.update',
         projectId: next.projectId,
@@ -261,11 +253,23 @@ export async function deleteIdentity(ctx: Ctx, input: { id: string }): Promise<v
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) throw notFound('identity');
-    await trx.deleteFrom('identity_tokens').where('identity_id', '=', row.id).execute();
+    // D71 details: the leases its tokens made end with them.
+    await endIdentityTokens(trx, deps, row.id);
     await recordChange(trx, ctx, {
       action: 'identity.delete',
       projectId: row.project_id,
       detail: { identityId: row.id, name: row.name },
     });
   });
+}
+
+/** Deletes the tokens an identity issued (refused at once everywhere), and makes their leases due (D71). */
+async function endIdentityTokens(trx: Db, deps: Pick<Deps, 'clock'>, identityId: string): Promise<void> {
+  const tokens = await trx.selectFrom('identity_tokens').select('id').where('identity_id', '=', identityId).execute();
+  await leasesOfTokensDue(
+    trx,
+    deps,
+    tokens.map((t) => t.id),
+  );
+  await trx.deleteFrom('identity_tokens').where('identity_id', '=', identityId).execute();
 }

@@ -5,7 +5,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
 import type { WorkspaceSsoTable } from '../../db/schema.js';
 import { open, seal, sha256Hex } from '../../lib/crypto.js';
-import { AppError, notFound, rateLimited, validation } from '../../lib/errors.js';
+import { AppError, isUniqueViolation, notFound, rateLimited, validation } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { checkTargetUrl } from '../../lib/net-guard.js';
 import { clientKey, type LimitRule } from '../../lib/rate-limit.js';
@@ -95,17 +95,6 @@ async function checkIssuer(deps: Pick<Deps, 'webhooks'>, raw: string): Promise<s
     throw validation('issuer', 'issuer must not contain a query or a fragment');
   }
   return raw;
-}
-
-/** Whether a database error is a unique violation, on either dialect. */
-function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: unknown; message?: unknown } | null;
-  return (
-    err?.code === '23505' ||
-    err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
-    err?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    (typeof err?.message === 'string' && err.message.includes('UNIQUE constraint failed'))
-  );
 }
 
 const claimedElsewhere = (domain: string) =>

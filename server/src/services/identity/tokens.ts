@@ -11,6 +11,7 @@ import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import type { Principal } from '../core/principal.js';
+import { leasesOfTokensDue } from '../credentials/leases.js';
 
 const BCRYPT_COST = 10;
 
@@ -217,6 +218,8 @@ export async function rotateToken(ctx: Ctx, input: { id: string }) {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (Number(revoked.numUpdatedRows) !== 1) throw notFound('token');
+    // D71: the leases the old token made end with it.
+    await leasesOfTokensDue(trx, deps, [id]);
     await trx.insertInto('access_tokens').values(row).execute();
     await recordChange(trx, ctx, {
       action: 'token.rotate',
@@ -244,6 +247,8 @@ export async function revokeToken(ctx: Ctx, input: { id: string }): Promise<void
       .set({ revoked_at: deps.clock.now().toISOString() })
       .where('id', '=', id)
       .execute();
+    // D71 details: revoking a token revokes the leases it made (the revocation job takes them at once).
+    await leasesOfTokensDue(trx, deps, [id]);
     await recordChange(trx, ctx, {
       action: 'token.revoke',
       projectId: row.project_id,

@@ -21,6 +21,7 @@ import {
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import { decryptEnvValues } from '../core/values.js';
+import { revokeLeasesNow } from '../credentials/leases.js';
 import { checkLimit } from '../workspace/instance-policy.js';
 
 export const DEFAULT_PROJECT_COLOR = '#6366f1';
@@ -258,6 +259,7 @@ export async function deleteProject(ctx: Ctx, input: { projectId: string }): Pro
   const { deps } = ctx;
   const { projectId } = input;
   const access = await authorizeProject(ctx, projectId, 'owner');
+  await revokeLeasesFirst(ctx, access.project, {}, `project "${access.project.name}"`);
   await deps.db.transaction().execute(async (trx) => {
     await trx.deleteFrom('projects').where('id', '=', projectId).execute();
     // Recorded at workspace level, since the project's own log is deleted with it.
@@ -332,11 +334,31 @@ export async function updateEnv(
 }
 
 export async function deleteEnv(ctx: Ctx, input: { projectId: string; env: string }): Promise<void> {
-  const { env } = await authorizeEnv(ctx, { ...input, need: 'admin' });
+  const { access, env } = await authorizeEnv(ctx, { ...input, need: 'admin' });
+  await revokeLeasesFirst(ctx, access.project, { environmentId: env.id }, `environment "${env.name}"`);
   await ctx.deps.db.transaction().execute(async (trx) => {
     await trx.deleteFrom('environments').where('id', '=', env.id).execute();
     await recordChange(trx, ctx, { action: 'env.delete', projectId: input.projectId, targetEnv: env.name });
   });
+}
+
+/**
+ * D71: the database users of a project's or an environment's open leases are removed before their rows go
+ * with it, so deleting never orphans a user; while a database refuses, nothing is deleted (502).
+ */
+async function revokeLeasesFirst(
+  ctx: Ctx,
+  project: ProjectRow,
+  of: { environmentId?: string },
+  what: string,
+): Promise<void> {
+  const failed = await revokeLeasesNow(ctx, project, of);
+  if (failed > 0) {
+    throw new AppError(
+      'UPSTREAM_FAILED',
+      `${failed} lease(s) of ${what} could not be revoked (their database refused or is away); ${what} is kept until they are, and they are retried`,
+    );
+  }
 }
 
 /** Compares the stored (literal) values of two environments; needs read on both. */
