@@ -100,6 +100,18 @@ describe('the CLI release manifest (D39)', () => {
     expect((await download('windows', 'x64')).status).toBe(404);
   });
 
+  it('keeps serving after clients go away mid-download (the fuzz test found the file closed under them)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${url}/v1/cli/download/linux/x64`);
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      await reader.read();
+      await reader.cancel();
+    }
+    const after = await download('linux', 'x64');
+    expect([after.status, sha256(after.bytes)]).toEqual([200, sha256(linux)]);
+  });
+
   it('answers while every libuv thread is busy (bcrypt, file reads): it waits on no thread', async () => {
     // Four threads by default; eight long key derivations keep them all busy for a while.
     let busyUntil = 0;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { type CliReleaseManifest, cliArch, cliDownloadParams, cliOs, pathOf } from '@svcenv/contract';
 import { operations as ops } from '@svcenv/contract/operations';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
@@ -93,12 +94,32 @@ async function readRelease(distDir: string, version: string, log: FastifyBaseLog
   return { manifest, assets };
 }
 
+const CHUNK = 64 * 1024;
+
 /**
  * The first `size` bytes of the asset's open file, by positioned reads of the shared handle: any number of
- * downloads at once, each from byte 0, and the handle stays open when one ends or is cut off.
+ * downloads at once, each from byte 0. Not `createReadStream`: destroying such a stream (a client that goes
+ * away mid-download) closes the handle under every later download, whatever `autoClose` says.
  */
-function bytesOf(a: Pick<Asset, 'file' | 'size'>) {
-  return a.size === 0 ? Buffer.alloc(0) : a.file.createReadStream({ start: 0, end: a.size - 1, autoClose: false });
+function bytesOf(a: Pick<Asset, 'file' | 'size'>): Readable {
+  let at = 0;
+  return new Readable({
+    highWaterMark: CHUNK,
+    read() {
+      if (at >= a.size) return void this.push(null);
+      const want = Math.min(CHUNK, a.size - at);
+      a.file.read(Buffer.allocUnsafe(want), 0, want, at).then(
+        ({ bytesRead, buffer }) => {
+          // Fewer bytes than hashed: the file was cut short in place; the download ends short, and the
+          // checksum the client verifies (D39) tells it.
+          if (bytesRead === 0) return void this.push(null);
+          at += bytesRead;
+          this.push(bytesRead === want ? buffer : buffer.subarray(0, bytesRead));
+        },
+        (err: Error) => this.destroy(err),
+      );
+    },
+  });
 }
 
 async function readAsset(path: string): Promise<Asset | null> {
