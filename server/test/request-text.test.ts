@@ -154,6 +154,48 @@ describe(`unsafe text in params and queries (${dialectName})`, () => {
     expect(vars.text).toContain('"value":"x😀y"');
   });
 
+  it('refuses a body that is not UTF-8, which would be read with U+FFFD in place of its bytes', async () => {
+    const p = await createProject(app, jwt, { name: 'Bytes' });
+    const send = (bytes: number[]) =>
+      fetch(`${app.url}/v1/projects/${p.id}/vars`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        body: new Uint8Array(bytes),
+      });
+    const json = (s: string) => [...Buffer.from(s)];
+    const head = json('{"envs":["dev"],"items":[{"key":"A","value":"x');
+    const tail = json('"}]}');
+    for (const bad of [[0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      const res = await send([...head, ...bad, ...tail]);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: { code: 'VALIDATION', message: 'request body is not UTF-8', field: 'body' },
+      });
+    }
+    // UTF-8 itself, a byte order mark in front included, is taken as sent.
+    const ok = await send([0xef, 0xbb, 0xbf, ...head, ...json('é😀'), ...tail]);
+    expect(ok.status).toBe(200);
+    const vars = await app.request('GET', `/v1/projects/${p.id}/envs/dev/vars?reveal=true`, { token: jwt });
+    expect(vars.text).toContain('"value":"xé😀"');
+  });
+
+  it('finds a NUL or a lone surrogate at any depth, naming the start of its path (no stack overflow)', async () => {
+    for (const [leaf, message] of [
+      ['"\\u0000"', 'text may not contain a NUL character'],
+      ['"\\ud800"', 'text may not contain a lone surrogate (\\ud800-\\udfff): it is not a character'],
+    ] as const) {
+      for (const n of [100, 200_000]) {
+        const raw = `${'{"a":'.repeat(n)}${leaf}${'}'.repeat(n)}`;
+        const res = await app.request('POST', operations.createProject.path, {
+          token: jwt,
+          rawBody: raw,
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(res.error).toEqual({ code: 'VALIDATION', message, field: `${Array(16).fill('a').join('.')}...` });
+      }
+    }
+  });
+
   it('answered none of it with a 500, and logged no unhandled error', () => {
     expect(statuses.length).toBeGreaterThan(200);
     expect(statuses.filter((s) => s.startsWith('5'))).toEqual([]);
