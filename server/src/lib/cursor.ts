@@ -1,3 +1,4 @@
+import { auditTimeInRange } from '@svcenv/contract';
 import { AppError } from './errors.js';
 
 /**
@@ -36,7 +37,7 @@ export function decodeAuditCursor(cursor: string | undefined): { createdAt?: str
   // A time that reads back the same: it is compared as a time (a timestamptz on PostgreSQL), and 2026-13-45
   // would otherwise fail there instead of being refused here.
   const at = new Date(createdAt);
-  const valid = ISO_INSTANT.test(createdAt) && !Number.isNaN(at.getTime()) && at.toISOString() === createdAt;
+  const valid = ISO_INSTANT.test(createdAt) && auditTimeInRange(at) && at.toISOString() === createdAt;
   if (!valid || !Number.isSafeInteger(id) || id <= 0) {
     throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
   }
