@@ -38,6 +38,25 @@ export const WEBHOOK_EVENTS = [
 ] as const;
 
 /**
+ * The events that read rather than change: a webhook hears them only when it names them. Pulls come from every
+ * CI job and `run --watch` client, so a receiver subscribed by default would get a delivery per pull.
+ */
+export const WEBHOOK_READ_EVENTS = ['vars.pull'] as const satisfies readonly (typeof WEBHOOK_EVENTS)[number][];
+
+/**
+ * ADR 0004: what a webhook created without `events` subscribes to, and what the dashboard's form starts with:
+ * every change event, that is every event but the reads, so an event added to the list above is in it the day it
+ * is added.
+ */
+export const DEFAULT_WEBHOOK_EVENTS: readonly Exclude<
+  (typeof WEBHOOK_EVENTS)[number],
+  (typeof WEBHOOK_READ_EVENTS)[number]
+>[] = WEBHOOK_EVENTS.filter(
+  (e): e is Exclude<(typeof WEBHOOK_EVENTS)[number], (typeof WEBHOOK_READ_EVENTS)[number]> =>
+    !(WEBHOOK_READ_EVENTS as readonly string[]).includes(e),
+);
+
+/**
  * The dashboard's script-readable sign of a session (ADR 0014): set to `1` beside the httpOnly session cookie,
  * cleared with it. It holds no secret; it spares a first visit without a session a request that answers 401.
  */

@@ -73,6 +73,16 @@ const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
+ * Whether an instant is one of the years 1 to 9999 (UTC), the times every audit entry's `created_at` can be
+ * compared with: PostgreSQL's `timestamptz` has no year 0 (`0000-01-01` is refused with an error), and an
+ * instant past 9999 is written `+010000-...` by `toISOString`, which no database reads as a time.
+ */
+export function auditTimeInRange(at: Date): boolean {
+  const year = at.getUTCFullYear();
+  return !Number.isNaN(at.getTime()) && year >= 1 && year <= 9999;
+}
+
+/**
  * One end of an audit date filter (ADR 0015): a day `YYYY-MM-DD` (UTC) or an ISO 8601 date-time with `Z` or an
  * offset, turned into the UTC instant the stored `created_at` compares with. Both ends are inclusive: a day as
  * `from` starts at its first millisecond, a day as `to` ends at its last.
@@ -91,10 +101,10 @@ function auditBound(end: 'from' | 'to') {
         const d = new Date(s);
         if (!Number.isNaN(d.getTime())) at = d;
       }
-      if (!at) {
+      if (!at || !auditTimeInRange(at)) {
         ctx.addIssue({
           code: 'custom',
-          message: 'must be an ISO 8601 date (YYYY-MM-DD) or date-time with a time zone',
+          message: 'must be an ISO 8601 date (YYYY-MM-DD) or date-time with a time zone, in the years 1 to 9999',
         });
         return z.NEVER;
       }

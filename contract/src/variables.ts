@@ -66,11 +66,18 @@ export const restoreResponse = z.object({ key: z.string(), value: z.string(), ty
 /** D28, D55: the renderings of pull and export (docs/formats.md says which reader wants which). */
 export const outputFormat = z.enum(OUTPUT_FORMATS);
 
+/**
+ * D44: the highest revision number. Revisions are 32-bit integers in the database (PostgreSQL's `integer`), so a
+ * larger one names no revision and is refused as input (400 VALIDATION), not sent to the database, which would
+ * refuse it with an error.
+ */
+export const MAX_REVISION = 2_147_483_647;
 /** D44: a listing or pull at revision N (the state right after it). */
 export const revisionParam = z
   .string()
-  .regex(/^[0-9]{1,15}$/, 'must be a revision number')
-  .transform(Number);
+  .regex(/^[0-9]{1,10}$/, 'must be a revision number')
+  .transform(Number)
+  .pipe(z.number().max(MAX_REVISION, 'must be a revision number'));
 export const pullQuery = z.strictObject({
   metadata: queryBool.optional(),
   format: outputFormat.optional(),
@@ -120,7 +127,7 @@ export const revisionsQuery = z.strictObject({ limit: auditLimit, cursor: z.stri
 export const revisionsResponse = z.object({ revisions: z.array(revision), nextCursor: z.string() });
 export const listVarsAtQuery = z.strictObject({ reveal: queryBool.optional(), revision: revisionParam.optional() });
 /** D45 */
-export const rollbackBody = z.strictObject({ revision: z.number().int().min(0) });
+export const rollbackBody = z.strictObject({ revision: z.number().int().min(0).max(MAX_REVISION) });
 export const rollbackResponse = z.object({
   revision: z.number().int(),
   created: z.array(z.string()),

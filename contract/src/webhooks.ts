@@ -18,7 +18,8 @@ const webhookEvents = z
 export const createWebhookBody = z.strictObject({
   name: webhookName,
   url: webhookUrl,
-  events: webhookEvents,
+  /** Omitted: every change event (DEFAULT_WEBHOOK_EVENTS: every event but `vars.pull`; ADR 0004). */
+  events: webhookEvents.optional(),
   /** D34: true unless the request says otherwise. */
   active: z.boolean().optional(),
   /** Only this project's events (an id or a slug, D58); omitted or null: every project. */

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { billing, workspace } from '@svcenv/contract';
@@ -188,6 +188,117 @@ describe('admin commands (server/src/admin.ts)', () => {
       expect(bad.stdout + bad.stderr).not.toMatch(/fine-value|damaged-value/);
     } finally {
       await st.drop();
+    }
+  });
+});
+
+/**
+ * D53: a backup is checked with the distribution's own `sqlite3` (Debian 12: SQLite 3.40; Ubuntu 24.04: 3.45),
+ * not only with the SQLite bundled in better-sqlite3. No schema object may need a function newer than 3.40:
+ * before migration 2026-12-03T00-portable-audit-keys, `PRAGMA integrity_check` failed there with `unknown
+ * function: unhex()`. Skipped when sqlite3 is absent, except under CI=true (.ci/run installs it).
+ */
+const SQLITE3 = ['/usr/bin/sqlite3', '/usr/local/bin/sqlite3'].find((p) => existsSync(p));
+if (!SQLITE3 && process.env.CI === 'true')
+  throw new Error('sqlite3 is missing: apt-get install -y sqlite3 (see .ci/run)');
+
+/** Functions and date modifiers SQLite added after 3.40 (its release notes, 3.41 to 3.51). */
+const AFTER_340 = [
+  'unhex',
+  'subsec',
+  'timediff',
+  'octet_length',
+  'concat',
+  'concat_ws',
+  'string_agg',
+  'json_pretty',
+  'unistr',
+  'unistr_quote',
+  'if',
+];
+/** Words that stand before a parenthesis in a schema without being a call. */
+const NOT_CALLS = new Set([
+  'cast',
+  'key',
+  'unique',
+  'check',
+  'varchar',
+  'char',
+  'numeric',
+  'decimal',
+  'in',
+  'exists',
+  'default',
+  'references',
+  'as',
+  'values',
+  'on',
+  'table',
+  'index',
+]);
+
+describe.skipIf(!SQLITE3)("a backup and the distribution's sqlite3 (D53)", () => {
+  const sqlite3 = (file: string, statement: string) => {
+    const res = spawnSync(SQLITE3!, ['-batch', '-bail', file, statement], { encoding: 'utf8' });
+    return { out: res.stdout, err: res.stderr, status: res.status };
+  };
+
+  it('checks a backup of `npm run admin -- backup` as ok, and its schema calls no function newer than 3.40', async () => {
+    if (process.env.TEST_DATABASE_URL) return; // the embedded database only (pg_dump otherwise)
+    const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-backup-340-'));
+    const srv = await startServer({ dataDir });
+    const copy = join(mkdtempSync(join(tmpdir(), 'svcenv-backup-340-out-')), 'svcenv-backup.db');
+    try {
+      // Audit entries of every shape the indexes key: a workspace's, a project's, a person's, a token's pull.
+      const { jwt } = await signupUser(srv, 'Portable');
+      const p = await createProject(srv, jwt);
+      await upsert(srv, jwt, p.id, ['dev'], [{ key: 'KEPT', value: 'in-the-copy', type: 'secret' }]);
+      const { token } = await createToken(srv, jwt);
+      for (let i = 0; i < 3; i++) {
+        expect((await srv.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token })).status).toBe(200);
+      }
+      // Reading the audit log moves the pulls' entries from the inbox into audit_logs.
+      expect((await srv.request('GET', '/v1/workspace/audit', { token: jwt })).status).toBe(200);
+      const res = spawnSync('npm', ['run', '--silent', 'admin', '--', 'backup', copy], {
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir },
+        encoding: 'utf8',
+      });
+      expect(res.status, res.stderr).toBe(0);
+    } finally {
+      await srv.stop();
+    }
+    const version = sqlite3(':memory:', 'select sqlite_version()').out.trim();
+    const check = sqlite3(copy, 'pragma integrity_check');
+    expect(check.err, `sqlite3 ${version}`).toBe('');
+    expect(check.out, `sqlite3 ${version}`).toBe('ok\n');
+    expect(sqlite3(copy, 'pragma foreign_key_check').out).toBe('');
+    // The indexes were checked over real entries: with project, actor and a token's pulls.
+    const counts = sqlite3(
+      copy,
+      "select count(*), count(project_id), count(actor_id), sum(action = 'vars.pull') from audit_logs",
+    );
+    const [n, withProject, withActor, pulls] = counts.out.trim().split('|').map(Number);
+    expect(n).toBeGreaterThan(5);
+    expect(withProject).toBeGreaterThan(0);
+    expect(withActor).toBeGreaterThan(0);
+    expect(pulls).toBe(3);
+
+    // Every call in the schema (indexes, triggers, views, defaults, checks, generated columns) is one this
+    // sqlite3 knows, and none came after 3.40.
+    const known = new Set(sqlite3(':memory:', 'select name from pragma_function_list').out.trim().split('\n'));
+    const schema = sqlite3(copy, 'select sql from sqlite_master where sql is not null').out;
+    const tables = new Set(sqlite3(copy, "select name from sqlite_master where type = 'table'").out.trim().split('\n'));
+    const calls = new Set(
+      [...schema.matchAll(/\b([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)]
+        .map((m) => m[1]!.toLowerCase())
+        .filter((w) => !NOT_CALLS.has(w) && !tables.has(w)),
+    );
+    expect([...calls].sort()).toEqual(expect.arrayContaining(['julianday', 'substr']));
+    for (const f of calls) expect(known, `${f}() in the schema, unknown to sqlite3 ${version}`).toContain(f);
+    for (const f of AFTER_340) {
+      expect(calls.has(f), `${f}() in the schema`).toBe(false);
+      expect(schema.toLowerCase()).not.toContain(`'${f}'`);
     }
   });
 });

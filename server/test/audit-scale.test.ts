@@ -2,11 +2,13 @@
  * D64: every filter of both audit endpoints is served by an index (the plan of each combination, on SQLite and
  * PostgreSQL), and the retention job deletes old entries in batches and records each run per workspace.
  */
+import { randomUUID } from 'node:crypto';
 import { auditPage, sessionResponse } from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { presentAuditEntry, selectAuditEntries } from '../src/db/audit-entries.js';
 import * as compactKeys from '../src/db/migrations/2026-11-29T00-audit-compact-keys.js';
+import * as portableKeys from '../src/db/migrations/2026-12-03T00-portable-audit-keys.js';
 import { pruneAudit } from '../src/jobs/audit-prune.js';
 import { streamBatchQuery } from '../src/jobs/audit-streams.js';
 import { DAY_MS, ManualClock } from '../src/lib/clock.js';
@@ -217,7 +219,7 @@ describe(`audit compact keys (${dialectName})`, () => {
   });
   afterAll(() => app.stop());
 
-  it('entries written before migration 2026-11-29T00-audit-compact-keys read the same after it', async () => {
+  it('entries written before migrations 2026-11-29T00-audit-compact-keys and 2026-12-03T00-portable-audit-keys read the same after them', async () => {
     const owner = await signupUser(app, 'Olivia');
     const p = await createProject(app, owner.jwt, { name: 'before' });
     await upsert(app, owner.jwt, p.id, ['dev'], [{ key: 'A', value: 'a', type: 'plain' }]);
@@ -227,6 +229,7 @@ describe(`audit compact keys (${dialectName})`, () => {
     const pull = await app.request('GET', `/v1/projects/${p.id}/envs/dev/pull`, { token });
     expect(pull.status, pull.text).toBe(200);
     await app.db.flushAuditInbox(); // out of the audit inbox, as any reader of audit_logs has it
+    await portableKeys.down(app.db.db, app.db.dialect);
     await compactKeys.down(app.db.db, app.db.dialect);
     // Entries written then, as the writers of then wrote them (one multi-row insert; today's PostgreSQL group
     // commit sends typed arrays for the migrated columns), with ties in time and no project or actor.
@@ -261,6 +264,8 @@ describe(`audit compact keys (${dialectName})`, () => {
 
     await compactKeys.up(app.db.db, app.db.dialect);
     expect(await read()).toEqual(before);
+    await portableKeys.up(app.db.db, app.db.dialect);
+    expect(await read()).toEqual(before);
     // And through the API, page by page, newest first by (createdAt, id), filters on the compact keys.
     const pages = async (query: string) => {
       const out: unknown[] = [];
@@ -287,6 +292,120 @@ describe(`audit compact keys (${dialectName})`, () => {
         (e) => e.actorId === owner.user.id && e.createdAt <= '2026-02-03T04:05:06.790Z' && e.createdAt >= at,
       ),
     );
+  });
+});
+
+describe(`audit ids that share their short key (${dialectName})`, () => {
+  // On SQLite an id's index key is its last 8 characters (migration 2026-12-03T00-portable-audit-keys); the
+  // whole text decides (db/audit-keys.ts auditIdIs). Twins of a workspace, its project and its owner, made to
+  // share those 8 characters, never reach the real ones' pages, streams or pruning.
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app.stop());
+
+  it('keeps each to its own entries: pages and filters, project pages, a stream, the pruning', async () => {
+    const owner = await signupUser(app, 'Olivia');
+    const s = await app.request('GET', '/v1/auth/session', { token: owner.jwt, schema: sessionResponse });
+    const ws = s.body.user.workspaceId;
+    const p = await createProject(app, owner.jwt, { name: 'real' });
+    const twin = (id: string) => `${randomUUID().slice(0, 28)}${id.slice(28)}`;
+    const twinWs = twin(ws);
+    const twinActor = twin(owner.user.id);
+    const db = app.db.db;
+    await db
+      .insertInto('workspaces')
+      .values({
+        id: twinWs,
+        name: 'Twin',
+        slug: `twin-${twinWs.slice(0, 8)}`,
+        plan: 'free',
+        operator_last_sync: null,
+        created_at: new Date().toISOString(),
+      })
+      .execute();
+    const project = await db.selectFrom('projects').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow();
+    const twinProject = twin(p.id);
+    await db
+      .insertInto('projects')
+      .values({ ...project, id: twinProject, workspace_id: twinWs, name: 'twin', slug: 'twin' })
+      .execute();
+    for (const [a, b] of [
+      [ws, twinWs],
+      [p.id, twinProject],
+      [owner.user.id, twinActor],
+    ]) {
+      expect(a!.slice(28)).toBe(b!.slice(28));
+      expect(a).not.toBe(b);
+    }
+    const at = new Date(Date.now() - 1000).toISOString();
+    const row = (workspaceId: string, projectId: string, actorId: string, action: string) => ({
+      workspace_id: workspaceId,
+      project_id: projectId,
+      action,
+      target_key: 'K',
+      target_env: 'dev',
+      actor_id: actorId,
+      actor_type: 'user' as const,
+      detail: null,
+      created_at: at,
+    });
+    // The twins' entries: in the twin workspace and project, by the owner's twin; and one in the real workspace
+    // by the owner's twin.
+    await app.db.insertAuditRows([
+      ...Array.from({ length: 5 }, () => row(twinWs, twinProject, twinActor, 'var.update')),
+      row(twinWs, twinProject, owner.user.id, 'var.update'),
+      row(ws, p.id, twinActor, 'var.update'),
+      row(ws, p.id, owner.user.id, 'var.update'),
+    ]);
+    const logs = async (path: string) => {
+      const res = await app.request('GET', path, { token: owner.jwt, schema: auditPage });
+      expect(res.status, res.text).toBe(200);
+      return res.body.logs;
+    };
+    const unfiltered = await logs('/v1/workspace/audit?limit=200');
+    expect(unfiltered.length).toBeGreaterThan(2);
+    const realCount = Number(
+      (
+        await db
+          .selectFrom('audit_logs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('workspace_id', '=', ws)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+    expect(unfiltered).toHaveLength(realCount);
+    const byOwner = await logs(`/v1/workspace/audit?limit=200&action=var.update&actor=${owner.user.id}`);
+    expect(byOwner.map((e) => [e.project?.id, e.actorId])).toEqual([[p.id, owner.user.id]]);
+    // Upper case reads as the same id, as the 16-byte keys and PostgreSQL's uuid read it.
+    const upper = await logs(`/v1/workspace/audit?limit=200&actor=${owner.user.id.toUpperCase()}&action=var.update`);
+    expect(upper.map((e) => e.actorId)).toEqual([owner.user.id]);
+    const inProject = await logs(`/v1/projects/${p.id}/audit?limit=200&action=var.update`);
+    expect(inProject.map((e) => e.actorId).sort()).toEqual([owner.user.id, twinActor].sort());
+    const projectByOwner = await logs(`/v1/projects/${p.id}/audit?limit=200&actor=${owner.user.id}`);
+    expect(projectByOwner.every((e) => e.actorId === owner.user.id && e.project?.id === p.id)).toBe(true);
+    const batch = await streamBatchQuery(db, app.db.dialect, ws, 0, Number.MAX_SAFE_INTEGER).execute();
+    expect(batch).toHaveLength(realCount);
+    expect(new Set(batch.map((e) => e.workspace_id))).toEqual(new Set([ws]));
+
+    // Pruning everything of the real workspace leaves the twin's entries.
+    const twinCount = async () =>
+      Number(
+        (
+          await db
+            .selectFrom('audit_logs')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('workspace_id', '=', twinWs)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    expect(await twinCount()).toBe(6);
+    const future = new Date(Date.now() + DAY_MS).toISOString();
+    let deleted = 0;
+    for (let n = -1; n !== 0; deleted += n) n = await app.db.pruneAuditBatch(ws, future, 3);
+    expect(deleted).toBe(realCount);
+    expect(await twinCount()).toBe(6);
   });
 });
 

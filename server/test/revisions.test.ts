@@ -45,6 +45,37 @@ describe(`environment revisions (${dialectName})`, () => {
   const put = (projectId: string, key: string, value: string, headers: Record<string, string> = {}) =>
     app.request('PUT', `${base(projectId)}/vars/${key}`, { token: jwt, body: { value }, headers });
 
+  it('refuses a revision beyond the 32-bit revision numbers as input, on every database (400, not 500)', async () => {
+    // Found by server/test/fuzz.test.ts: PostgreSQL refused 2147483648 for the integer column with an error.
+    const p = await createProject(app, jwt);
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: '0', type: 'plain' }]);
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    const cursor = (n: number) => Buffer.from(String(n)).toString('base64url');
+    for (const n of [2_147_483_648, 9_007_199_254_740_991, 99_999_999_999]) {
+      const cases = [
+        [await app.request('GET', `${base(p.id)}/vars?revision=${n}`, { token: jwt }), 'revision'],
+        [await app.request('GET', `${base(p.id)}/pull?revision=${n}`, { token }), 'revision'],
+        [await app.request('GET', `${base(p.id)}/revisions?cursor=${cursor(n)}`, { token: jwt }), 'cursor'],
+        [await app.request('POST', `${base(p.id)}/rollback`, { token: jwt, body: { revision: n } }), 'revision'],
+      ] as const;
+      for (const [res, field] of cases) {
+        expect(res.status, `${n} ${field}: ${res.text}`).toBe(400);
+        expect(res.error).toMatchObject({ code: 'VALIDATION', field });
+      }
+    }
+    // The largest is a revision number still: one this environment has not reached.
+    const max = 2_147_483_647;
+    expect((await app.request('GET', `${base(p.id)}/vars?revision=${max}`, { token: jwt })).status).toBe(404);
+    expect((await app.request('POST', `${base(p.id)}/rollback`, { token: jwt, body: { revision: max } })).status).toBe(
+      404,
+    );
+    const page = await app.request('GET', `${base(p.id)}/revisions?cursor=${cursor(max)}`, {
+      token: jwt,
+      schema: revisionsResponse,
+    });
+    expect(page.body.revisions.map((r) => r.revision)).toEqual([1]);
+  });
+
   it('numbers revisions 1, 2, 3 with no gap or duplicate under concurrent writers, and lists who, what and which keys', async () => {
     const p = await createProject(app, jwt);
     await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: '0', type: 'plain' }]);

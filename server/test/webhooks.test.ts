@@ -5,12 +5,15 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   createWebhookResponse,
+  DEFAULT_WEBHOOK_EVENTS,
   historyResponse,
   listDeliveriesResponse,
   listWebhooksResponse,
+  revisionsResponse,
   sessionResponse,
   switchWorkspaceResponse,
   testWebhookResponse,
+  WEBHOOK_EVENTS,
   type WebhookDelivery,
   webhook,
 } from '@svcenv/contract';
@@ -367,6 +370,62 @@ describe(`webhooks with private targets allowed (${dialectName})`, () => {
       (r) => r.body.webhooks[0]?.lastStatus === 200,
     );
     expect(listed.body.webhooks[0]).toMatchObject({ lastStatus: 200, lastFiredAt: clock.now().toISOString() });
+  });
+
+  it('subscribes a webhook created without events to every change event, not to pulls (ADR 0004)', async () => {
+    const { jwt } = await signupUser(app);
+    const p = await createProject(app, jwt);
+    const path = `/default-${p.id}`;
+    const hook = await createHook(app, jwt, { url: rx.url(path) });
+    const changes = WEBHOOK_EVENTS.filter((e) => e !== 'vars.pull');
+    expect(hook.events).toEqual(changes);
+    expect(DEFAULT_WEBHOOK_EVENTS).toEqual(changes);
+    // The ones the earlier default (the dashboard's three) missed.
+    for (const e of [
+      'env.rollback',
+      'var.restore',
+      'vars.bulk_delete',
+      'change_request.open',
+      'change_request.apply',
+    ]) {
+      expect(hook.events).toContain(e);
+    }
+    const listed = await app.request('GET', '/v1/workspace/webhooks', { token: jwt, schema: listWebhooksResponse });
+    expect(listed.body.webhooks.find((h) => h.id === hook.id)?.events).toEqual(changes);
+
+    // Every change, in order: a save, an edit, a rollback to the save, a restore of the edit, a bulk delete.
+    const base = `/v1/projects/${p.id}/envs/dev`;
+    await upsert(app, jwt, p.id, ['dev'], [{ key: 'A', value: 'one', type: 'plain' }]);
+    const saved = await app.request('GET', `${base}/revisions`, { token: jwt, schema: revisionsResponse });
+    expect((await app.request('PUT', `${base}/vars/A`, { token: jwt, body: { value: 'two' } })).status).toBe(200);
+    const rollback = await app.request('POST', `${base}/rollback`, {
+      token: jwt,
+      body: { revision: saved.body.revisions[0]!.revision },
+    });
+    expect(rollback.status, rollback.text).toBe(200);
+    const hist = await app.request('GET', `${base}/vars/A/history`, { token: jwt, schema: historyResponse });
+    const edit = hist.body.history.find((h) => h.action === 'updated' && h.value === 'two')!;
+    const restore = await app.request('POST', `${base}/vars/A/restore`, { token: jwt, body: { versionId: edit.id } });
+    expect(restore.status, restore.text).toBe(200);
+    const del = await app.request('POST', `${base}/vars:bulkDelete`, { token: jwt, body: { keys: ['A'] } });
+    expect(del.status).toBe(200);
+    // And a pull, which a default subscription does not hear.
+    const { token } = await createToken(app, jwt, { scope: 'read' });
+    expect((await app.request('GET', `${base}/pull`, { token })).status).toBe(200);
+
+    const mine = (r: Received) => r.path === path;
+    await rx.waitFor(5, mine);
+    await eventually(
+      () => app.db.db.selectFrom('jobs').select('id').where('status', 'in', ['pending', 'running']).execute(),
+      (rows) => rows.length === 0,
+    );
+    expect(rx.received.filter(mine).map((r) => r.body.event)).toEqual([
+      'vars.bulk_upsert',
+      'var.update',
+      'env.rollback',
+      'var.restore',
+      'vars.bulk_delete',
+    ]);
   });
 
   it('sends nothing to an inactive webhook or one not subscribed to the event (spec delivery rule 5)', async () => {

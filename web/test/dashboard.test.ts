@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { WEBHOOK_EVENTS } from '@svcenv/contract/constants';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -429,6 +430,10 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
       const dlg = page.getByRole('dialog', { name: 'New webhook' });
       await dlg.getByLabel('Name').fill('deploy-bot');
       await dlg.getByLabel('URL').fill(url);
+      // A new webhook starts with every change event and without pulls, as the server's default (ADR 0004).
+      for (const ev of WEBHOOK_EVENTS) {
+        expect(await dlg.getByRole('checkbox', { name: ev, exact: true }).isChecked(), ev).toBe(ev !== 'vars.pull');
+      }
       await dlg.getByRole('checkbox', { name: 'vars.pull' }).check();
       await dlg.getByRole('button', { name: 'Create webhook' }).click();
       const secret = (await page.getByTestId('once-secret').textContent())!;

@@ -61,11 +61,11 @@ const insertAll = db.transaction((batches) => {
 
 // D64 retention: one batch of a workspace's oldest entries before the cutoff, in its own short transaction.
 // Run here, between group commits, it never holds the write lock against this thread's own inserts. The
-// index's keys are expressions (migration 2026-11-29T00-audit-compact-keys), spelled here as
-// db/audit-keys.ts spells them.
-const ms = (x) => `cast(round(unixepoch(${x}, 'subsec') * 1000) as integer)`;
+// index's keys are expressions (migration 2026-12-03T00-portable-audit-keys), spelled here as
+// db/audit-keys.ts spells them: the id's short key and then the whole id, which decides.
+const ms = (x) => `cast(round((julianday(${x}) - 2440587.5) * 86400000) as integer)`;
 const prune = db.prepare(
-  `delete from audit_logs where id in (select id from audit_logs indexed by audit_logs_ws_at where unhex(workspace_id, '-') = unhex(?, '-') and ${ms('created_at')} < ${ms('?')} order by ${ms('created_at')} limit ?)`,
+  `delete from audit_logs where id in (select id from audit_logs indexed by audit_logs_ws_at where substr(workspace_id, 29) = substr(lower(@ws), 29) and workspace_id = lower(@ws) and ${ms('created_at')} < ${ms('@cutoff')} order by ${ms('created_at')} limit @limit)`,
 );
 
 // Group commit: every batch that arrived while the previous commit was syncing goes into the next one. If
@@ -95,7 +95,7 @@ parentPort.on('message', (first) => {
     else if (m.flush) reply([m.id], true);
     else {
       try {
-        const { changes } = prune.run(m.prune.workspaceId, m.prune.cutoff, m.prune.limit);
+        const { changes } = prune.run({ ws: m.prune.workspaceId, cutoff: m.prune.cutoff, limit: m.prune.limit });
         parentPort.postMessage({ ids: [m.id], ok: true, n: changes });
       } catch (e) {
         reply([m.id], false, e);

@@ -14,7 +14,7 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
-import { auditIdKey, auditIdValue } from './audit-keys.js';
+import { auditIdIs } from './audit-keys.js';
 import { enableEpochCache } from './epoch-cache.js';
 import { type HotQueryRunner, runHotQueriesWith } from './hot-query.js';
 import * as initial from './migrations/2026-11-22T00-initial.js';
@@ -40,6 +40,7 @@ import * as singleSignOn from './migrations/2026-11-29T00-single-sign-on.js';
 import * as auditInbox from './migrations/2026-11-29T10-audit-inbox.js';
 import * as auditInboxUnchecked from './migrations/2026-11-29T20-audit-inbox-unchecked.js';
 import * as managedCredentials from './migrations/2026-12-03T00-managed-credentials.js';
+import * as portableAuditKeys from './migrations/2026-12-03T00-portable-audit-keys.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -214,7 +215,7 @@ export function openDb(opts: {
             let q = eb
               .selectFrom('audit_logs')
               .select('id')
-              .where(auditIdKey('postgres', 'workspace_id'), '=', auditIdValue('postgres', workspaceId))
+              .where(auditIdIs('postgres', 'workspace_id', workspaceId))
               .where('created_at', '<', cutoff);
             if (from !== null) q = q.where('created_at', '>=', from);
             return q.orderBy('created_at').limit(limit);
@@ -434,6 +435,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       down: (db) => auditInboxUnchecked.down(db, dialect),
     },
     '2026-12-03T00-managed-credentials': { up: managedCredentials.up, down: managedCredentials.down },
+    '2026-12-03T00-portable-audit-keys': {
+      up: (db) => portableAuditKeys.up(db, dialect),
+      down: (db) => portableAuditKeys.down(db, dialect),
+    },
   };
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { auditIdKey, auditIdValue, auditTimeKey, auditTimeValue } from '../db/audit-keys.js';
+import { auditIdIs, auditTimeKey, auditTimeValue } from '../db/audit-keys.js';
 import type { DbHandle } from '../db/index.js';
 import { type Clock, DAY_MS } from '../lib/clock.js';
 import type { JobQueue } from './queue.js';
@@ -61,7 +61,7 @@ export async function pruneAudit(deps: AuditPruneDeps): Promise<{ workspaceId: s
           .selectFrom('audit_logs as a')
           .select('a.id')
           // audit_logs_ws_at's keys (db/audit-keys.ts).
-          .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, sql.ref('w.id')))
+          .where(auditIdIs(dialect, 'a.workspace_id', sql.ref('w.id')))
           .where(auditTimeKey(dialect, 'a.created_at'), '<', auditTimeValue(dialect, cutoff)),
       ),
     )

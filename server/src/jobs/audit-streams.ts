@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { AUDIT_STREAM_BATCH, AUDIT_STREAM_EVENT } from '@svcenv/contract';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { presentAuditEntry, selectAuditEntries } from '../db/audit-entries.js';
-import { auditIdKey, auditIdValue } from '../db/audit-keys.js';
+import { auditIdIs } from '../db/audit-keys.js';
 import type { Db, Dialect } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
@@ -114,7 +114,7 @@ export class AuditWatermark {
  */
 export function streamBatchQuery(db: Db, dialect: Dialect, workspaceId: string, cursor: number, upTo: number) {
   return selectAuditEntries(db)
-    .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, workspaceId))
+    .where(auditIdIs(dialect, 'a.workspace_id', workspaceId))
     .where('a.id', '>', cursor)
     .where('a.id', '<=', upTo)
     .orderBy('a.id')
@@ -226,7 +226,7 @@ export class AuditStreamer implements BackgroundWorker {
             selectFrom('audit_logs as a')
               .select('a.id')
               // audit_logs_ws_id's key (db/audit-keys.ts).
-              .where(auditIdKey(dialect, 'a.workspace_id'), '=', auditIdValue(dialect, sql.ref('s.workspace_id')))
+              .where(auditIdIs(dialect, 'a.workspace_id', sql.ref('s.workspace_id')))
               .whereRef('a.id', '>', 's.cursor')
               .where('a.id', '<=', upTo),
           ),

@@ -1,13 +1,18 @@
+import { auditTimeInRange } from '@svcenv/contract';
 import { AppError } from './errors.js';
 
-/** Opaque page cursors: a positive integer (an audit entry id, a revision number) in base64url. */
+/**
+ * Opaque page cursors: a positive integer (an audit entry id, a revision number) in base64url, at most `max`
+ * (the largest value its column holds: a cursor beyond it names nothing and is refused, not sent to the
+ * database).
+ */
 export function encodeCursor(id: number): string {
   return Buffer.from(String(id)).toString('base64url');
 }
-export function decodeCursor(cursor: string | undefined): number | null {
+export function decodeCursor(cursor: string | undefined, max = Number.MAX_SAFE_INTEGER): number | null {
   if (cursor === undefined || cursor === '') return null;
   const id = Number(Buffer.from(cursor, 'base64url').toString());
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
+  if (!Number.isSafeInteger(id) || id <= 0 || id > max) throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
   return id;
 }
 
@@ -32,7 +37,7 @@ export function decodeAuditCursor(cursor: string | undefined): { createdAt?: str
   // A time that reads back the same: it is compared as a time (a timestamptz on PostgreSQL), and 2026-13-45
   // would otherwise fail there instead of being refused here.
   const at = new Date(createdAt);
-  const valid = ISO_INSTANT.test(createdAt) && !Number.isNaN(at.getTime()) && at.toISOString() === createdAt;
+  const valid = ISO_INSTANT.test(createdAt) && auditTimeInRange(at) && at.toISOString() === createdAt;
   if (!valid || !Number.isSafeInteger(id) || id <= 0) {
     throw new AppError('VALIDATION', 'invalid cursor', 'cursor');
   }

@@ -1,6 +1,6 @@
 import { CompiledQuery, type InferResult, type Insertable, sql } from 'kysely';
 import { presentAuditEntry, selectAuditEntries } from '../../db/audit-entries.js';
-import { auditIdKey, auditIdValue, auditTimeKey, auditTimeValue } from '../../db/audit-keys.js';
+import { auditIdIs, auditTimeKey, auditTimeValue } from '../../db/audit-keys.js';
 import type { Db, Dialect } from '../../db/index.js';
 import type { AuditLogsTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
@@ -86,8 +86,7 @@ export function auditPageQuery(
   const index = auditIndex(scope, filters);
   // Each index keys ids and times by the expressions of db/audit-keys.ts; `audit_logs_project_at` keeps
   // `project_id` plain (it serves the foreign key's cascade too).
-  const id = (column: string, value: string) =>
-    sql<boolean>`${auditIdKey(dialect, column)} = ${auditIdValue(dialect, value)}`;
+  const id = (column: string, value: string) => auditIdIs(dialect, column, value);
   const time = auditTimeKey(dialect, 'a.created_at');
   let q = selectAuditEntries(db);
   if (!scope.projectId) q = q.where(id('a.workspace_id', scope.workspaceId));

@@ -10,6 +10,13 @@ import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import { type ConnectionRow, findConnection } from './connections.js';
+import {
+  type DynamicSecretRow,
+  findDynamicSecret,
+  leaseKeyNames,
+  revokeStatements,
+  statementsOf,
+} from './declarations.js';
 import { OPEN_STATES, revokeLeasesNow } from './leases.js';
 
 /**
@@ -18,25 +25,6 @@ import { OPEN_STATES, revokeLeasesNow } from './leases.js';
  * environment (the statements run with the connection's privileges on every lease), reading the list needs
  * read: whoever may pull may see what a lease would give them.
  */
-export type DynamicSecretRow = Selectable<DynamicSecretsTable>;
-
-/** Value name → variable name: `<NAME>_USERNAME`, `<NAME>_PASSWORD` unless the declaration names them. */
-export function leaseKeyNames(row: Pick<DynamicSecretRow, 'name' | 'keys'>): Record<string, string> {
-  const base = row.name.toUpperCase().replace(/-/g, '_');
-  return { username: `${base}_USERNAME`, password: `${base}_PASSWORD`, ...(JSON.parse(row.keys) as object) };
-}
-
-/** Statements as stored (JSON) and answered. */
-type StoredStatement = string | string[];
-export const statementsOf = (json: string): StoredStatement[] => JSON.parse(json) as StoredStatement[];
-
-/** The revoke statements a lease made now would copy: the declared ones, or the kind's default. */
-export function revokeStatements(deps: Pick<Deps, 'engines'>, row: DynamicSecretRow, kind: ConnectionRow['kind']) {
-  return row.revoke_statements === null
-    ? deps.engines.engine(kind).defaultRevoke.map((st) => (typeof st === 'string' ? st : [...st]))
-    : statementsOf(row.revoke_statements);
-}
-
 async function leaseCounts(db: Db, ids: string[]): Promise<Map<string, { open: number; failed: number }>> {
   const out = new Map(ids.map((id) => [id, { open: 0, failed: 0 }]));
   if (ids.length === 0) return out;
@@ -80,27 +68,6 @@ function present(
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-/** A dynamic secret of an environment by name, with its connection (404 names it). */
-export async function findDynamicSecret(
-  db: Db,
-  envId: string,
-  name: string,
-): Promise<{ row: DynamicSecretRow; conn: ConnectionRow }> {
-  const row = await db
-    .selectFrom('dynamic_secrets')
-    .selectAll()
-    .where('environment_id', '=', envId)
-    .where('name', '=', name)
-    .executeTakeFirst();
-  if (!row) throw notFound(`dynamic secret "${name}"`);
-  const conn = await db
-    .selectFrom('connections')
-    .selectAll()
-    .where('id', '=', row.connection_id)
-    .executeTakeFirstOrThrow();
-  return { row, conn };
 }
 
 export async function listDynamicSecrets(ctx: Ctx, input: EnvTarget): Promise<DynamicSecret[]> {

@@ -11,7 +11,7 @@ import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
 import { type Principal, systemActor } from '../core/principal.js';
 import { type ConnectionRow, upstream, withConnection } from './connections.js';
-import { findDynamicSecret, leaseKeyNames, revokeStatements, statementsOf } from './dynamic-secrets.js';
+import { findDynamicSecret, leaseKeyNames, revokeStatements, statementsOf } from './declarations.js';
 
 /**
  * D71 leases: a database user made for one client and removed when its lease ends.

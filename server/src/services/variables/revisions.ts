@@ -1,4 +1,4 @@
-import type { Revision } from '@svcenv/contract';
+import { MAX_REVISION, type Revision } from '@svcenv/contract';
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
 import { decodeCursor, encodeCursor } from '../../lib/cursor.js';
@@ -21,7 +21,7 @@ export async function listRevisions(
   input: EnvTarget & { limit: number; cursor?: string | undefined },
 ): Promise<{ revisions: Revision[]; nextCursor: string }> {
   const { env } = await authorizeEnv(ctx, { ...input, need: 'read' });
-  const before = decodeCursor(input.cursor);
+  const before = decodeCursor(input.cursor, MAX_REVISION);
   let q = ctx.deps.db.selectFrom('env_revisions').selectAll().where('environment_id', '=', env.id);
   if (before !== null) q = q.where('revision', '<', before);
   const rows = await q

@@ -1,6 +1,6 @@
 import type { AuditStream } from '@svcenv/contract';
 import { sql } from 'kysely';
-import { auditIdKey, auditIdValue } from '../../db/audit-keys.js';
+import { auditIdIs } from '../../db/audit-keys.js';
 import { auditIdHighWater } from '../../jobs/audit-streams.js';
 import { notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -35,7 +35,7 @@ export async function listAuditStreams(ctx: Ctx): Promise<AuditStream[]> {
         .selectFrom('audit_logs as a')
         .select(sql<number>`count(*)`.as('n'))
         // audit_logs_ws_id's key (db/audit-keys.ts).
-        .where(auditIdKey(deps.dialect, 'a.workspace_id'), '=', auditIdValue(deps.dialect, sql.ref('s.workspace_id')))
+        .where(auditIdIs(deps.dialect, 'a.workspace_id', sql.ref('s.workspace_id')))
         .whereRef('a.id', '>', 's.cursor')
         .as('pending'),
     )

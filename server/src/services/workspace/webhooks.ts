@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Webhook, WebhookDelivery, WebhookEvent } from '@svcenv/contract';
+import { DEFAULT_WEBHOOK_EVENTS, type Webhook, type WebhookDelivery, type WebhookEvent } from '@svcenv/contract';
 import type { Selectable } from 'kysely';
 import type { WebhooksTable } from '../../db/schema.js';
 import { type DeliveryPayload, WEBHOOK_JOB } from '../../jobs/webhook.js';
@@ -119,13 +119,15 @@ export async function createWebhook(
   input: {
     name: string;
     url: string;
-    events: WebhookEvent[];
+    /** Omitted: every change event (ADR 0004). */
+    events?: WebhookEvent[] | undefined;
     active?: boolean | undefined;
     projectId?: string | null | undefined;
   },
 ) {
   const { deps, principal } = ctx;
   requireWebhookAdmin(principal);
+  const events = input.events ?? DEFAULT_WEBHOOK_EVENTS;
   const url = await checkUrl(deps, input.url);
   const projectId = await checkProject(ctx, input.projectId ?? null);
   const id = newId();
@@ -136,7 +138,7 @@ export async function createWebhook(
     workspace_id: principal.workspaceId,
     name: input.name,
     url,
-    events: JSON.stringify([...new Set(input.events)]),
+    events: JSON.stringify([...new Set(events)]),
     // D34: active unless the request says otherwise.
     active: input.active === false ? 0 : 1,
     project_id: projectId,

@@ -4,7 +4,7 @@ import { type CreatedWebhook, createWebhook, updateWebhook } from '../../api/web
 import { ModalForm } from '../../components/ModalForm.js';
 import { NameField, TextField } from '../../components/TextField.js';
 import { useSubmit } from '../../hooks.js';
-import { WEBHOOK_EVENTS } from '../../lib/webhook-events.js';
+import { DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '../../lib/webhook-events.js';
 import { Field } from '../../ui.js';
 
 /**
@@ -24,9 +24,8 @@ export function WebhookForm({
 }) {
   const [name, setName] = useState(hook?.name ?? '');
   const [url, setUrl] = useState(hook?.url ?? 'https://');
-  const [events, setEvents] = useState<WebhookEvent[]>(
-    hook?.events ?? ['vars.bulk_upsert', 'var.update', 'var.delete'],
-  );
+  // A new one starts with what the server gives a webhook created without events: every change (ADR 0004).
+  const [events, setEvents] = useState<WebhookEvent[]>(hook?.events ?? [...DEFAULT_WEBHOOK_EVENTS]);
   const [projectId, setProjectId] = useState(hook?.projectId ?? '');
   const { busy, error, submit } = useSubmit();
   return (
