@@ -63,10 +63,16 @@ export const updateEnvBody = z.strictObject({
 });
 
 export const diffQuery = z.strictObject({ env: z.array(envName).length(2, 'exactly two env parameters are required') });
+/**
+ * Keys compared as a pull gives them, references resolved for the caller (ADR 0026). `different`: the pulled
+ * values differ; `sameByReference`: the stored text differs but both resolve to the same value (not in
+ * `different`).
+ */
 export const diffResponse = z.object({
   onlyInA: z.array(z.string()),
   onlyInB: z.array(z.string()),
   different: z.array(z.string()),
+  sameByReference: z.array(z.string()),
 });
 
 const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;

@@ -5,7 +5,6 @@ import { newId } from '../../lib/ids.js';
 import { type AuditFilters, auditPage } from '../core/audit.js';
 import {
   authorizeEnv,
-  authorizeEnvs,
   authorizeProject,
   creatorAccess,
   describeAccess,
@@ -20,7 +19,6 @@ import {
 } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
-import { decryptEnvValues } from '../core/values.js';
 import { checkLimit } from '../workspace/instance-policy.js';
 
 export const DEFAULT_PROJECT_COLOR = '#6366f1';
@@ -337,27 +335,6 @@ export async function deleteEnv(ctx: Ctx, input: { projectId: string; env: strin
     await trx.deleteFrom('environments').where('id', '=', env.id).execute();
     await recordChange(trx, ctx, { action: 'env.delete', projectId: input.projectId, targetEnv: env.name });
   });
-}
-
-/** Compares the stored (literal) values of two environments; needs read on both. */
-export async function diffEnvs(
-  ctx: Ctx,
-  input: { projectId: string; a: string; b: string },
-): Promise<{ onlyInA: string[]; onlyInB: string[]; different: string[] }> {
-  const { deps } = ctx;
-  const { access, envs } = await authorizeEnvs(ctx, {
-    projectId: input.projectId,
-    envs: [input.a, input.b],
-    need: 'read',
-  });
-  const [envA, envB] = envs as [EnvFull, EnvFull];
-  const [va, vb] = [await decryptEnvValues(deps, access, envA), await decryptEnvValues(deps, access, envB)];
-  const sorted = (xs: Iterable<string>) => [...xs].sort();
-  return {
-    onlyInA: sorted([...va.keys()].filter((k) => !vb.has(k))),
-    onlyInB: sorted([...vb.keys()].filter((k) => !va.has(k))),
-    different: sorted([...va.keys()].filter((k) => vb.has(k) && va.get(k)!.value !== vb.get(k)!.value)),
-  };
 }
 
 /** Project audit: visible to project Admins and Owners (it reveals who touched what). */
