@@ -72,4 +72,49 @@ describe('overview rows', () => {
     // An environment whose listing did not load is unknown, not missing.
     expect(overviewRows(['dev', 'x'], new Map([['dev', listing(v('A', '1'))]]))[0]!.cells[1]!.state).toBe('unknown');
   });
+
+  it('compares what a pull gives: a reference by its resolved value, "same value, by reference" apart (ADR 0026)', () => {
+    const ref = (key: string, value: string, resolvedValue: string, type: 'plain' | 'secret' = 'plain') => ({
+      ...v(key, value, type),
+      resolvedValue,
+    });
+    const rows = overviewRows(
+      ['dev', 'staging', 'prod'],
+      new Map([
+        ['dev', listing(v('DB_HOST', 'db2.internal'), ref('URL', 'pg://${DB_HOST}', 'pg://db2'), v('LOOP', 'x'))],
+        [
+          'staging',
+          listing(ref('DB_HOST', '${dev.DB_HOST}', 'db2.internal'), ref('URL', 'pg://${DB_HOST}', 'pg://db3'), {
+            ...v('LOOP', '${LOOP}'),
+            resolveError: 'circular',
+          }),
+        ],
+        [
+          'prod',
+          listing(
+            v('DB_HOST', 'db2.internal'),
+            // A reference that used a secret is masked (D26): not compared.
+            ref('URL', 'pg://${SECRET}', '***'),
+            { ...v('LOOP', '${LOOP}'), resolveError: 'circular' },
+          ),
+        ],
+      ]),
+    );
+    const by = Object.fromEntries(rows.map((r) => [r.key, [r.status, ...r.cells.map((c) => c.state)]]));
+    expect(by).toEqual({
+      DB_HOST: ['byRef', 'same', 'byRef', 'same'],
+      // Same text, different pulls: they differ.
+      URL: ['differs', 'differs', 'differs', 'set'],
+      // An unresolvable value is not the value it would have had.
+      LOOP: ['differs', 'differs', 'differs', 'differs'],
+    });
+    const same = overviewRows(
+      ['a', 'b'],
+      new Map([
+        ['a', listing(ref('H', '${dev.H}', 'h'))],
+        ['b', listing(ref('H', '${dev.H}', 'h'))],
+      ]),
+    );
+    expect(same[0]!.status).toBe('same');
+  });
 });
