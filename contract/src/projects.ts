@@ -142,6 +142,11 @@ export const auditEntry = z.object({
    * every project, can say which one `targetEnv` belongs to; null for workspace and account entries.
    */
   project: z.object({ id: uuid, name: z.string(), slug: z.string() }).nullable(),
+  /**
+   * Added too: the names of the people `detail` names by id (its `userId`, a change request's `author`), by
+   * id, so a log reads "Ann" rather than a uuid; absent when the detail names nobody.
+   */
+  detailNames: z.record(uuid, z.string()).optional(),
 });
 /** `nextCursor` is "" on the last page. */
 export const auditPage = z.object({ logs: z.array(auditEntry), nextCursor: z.string() });
