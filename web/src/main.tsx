@@ -111,7 +111,8 @@ function App() {
   let page = null;
   const m = match('/projects/:id', path);
   if (path === '/projects') page = <ProjectsPage />;
-  else if (m) page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} />;
+  else if (m)
+    page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} request={query.get('request')} />;
   else if (path === '/tokens') page = <TokensPage />;
   else if (path === '/identities') page = <IdentitiesPage />;
   else if (path === '/team') page = <TeamPage />;

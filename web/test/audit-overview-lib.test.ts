@@ -2,7 +2,7 @@
 
 import type { AuditEntry, Variable } from '@svcenv/contract';
 import { describe, expect, it } from 'vitest';
-import { actionLabel, actorLabel, auditCsv, csvCell, dayBound } from '../src/lib/audit.js';
+import { actionLabel, actorLabel, auditCsv, csvCell, dayBound, detailParts } from '../src/lib/audit.js';
 import { type Listing, overviewRows } from '../src/lib/overview.js';
 
 describe('audit lib', () => {
@@ -41,6 +41,30 @@ describe('audit lib', () => {
         'a1b2c3d4-0000-4000-8000-000000000000,"Web, API",web-api,dev,K,"{""keys"":[""A"",""B""]}"',
     );
     expect(auditCsv([{ ...e, project: null }]).split('\r\n')[1]).toContain('token:ci,,,,dev,K,');
+  });
+});
+
+describe('audit details in words', () => {
+  const ann = 'a86e52fc-0000-4000-8000-000000000001';
+  const cr = 'b1e4a740-0000-4000-8000-000000000002';
+  it("names people by the server's detailNames, else a short id; a change request id is a part to link", () => {
+    expect(detailParts({ detail: { userId: ann, permission: 'none' }, detailNames: { [ann]: 'Ann' } })).toEqual([
+      { label: 'user', text: 'Ann' },
+      { label: 'permission', text: 'none' },
+    ]);
+    expect(detailParts({ detail: { userId: ann } })).toEqual([{ label: 'user', text: 'a86e52fc…' }]);
+    expect(detailParts({ detail: { changeRequest: cr, author: ann, updated: ['A', 'B'], created: [] } })).toEqual([
+      { label: 'change request', text: 'b1e4a740…', changeRequest: cr },
+      { label: 'author', text: 'a86e52fc…' },
+      { label: 'updated', text: 'A, B' },
+    ]);
+    expect(detailParts({ detail: null })).toEqual([]);
+  });
+  it('stays about 120 characters long', () => {
+    const parts = detailParts({ detail: { keys: Array.from({ length: 60 }, (_, i) => `KEY_${i}`), more: 'x' } });
+    expect(parts).toHaveLength(1);
+    expect(parts[0]!.text.endsWith('…')).toBe(true);
+    expect(parts[0]!.text.length).toBeLessThanOrEqual(120);
   });
 });
 
