@@ -63,10 +63,16 @@ export const updateEnvBody = z.strictObject({
 });
 
 export const diffQuery = z.strictObject({ env: z.array(envName).length(2, 'exactly two env parameters are required') });
+/**
+ * Keys compared as a pull gives them, references resolved for the caller (ADR 0026). `different`: the pulled
+ * values differ; `sameByReference`: the stored text differs but both resolve to the same value (not in
+ * `different`).
+ */
 export const diffResponse = z.object({
   onlyInA: z.array(z.string()),
   onlyInB: z.array(z.string()),
   different: z.array(z.string()),
+  sameByReference: z.array(z.string()),
 });
 
 const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -146,6 +152,11 @@ export const auditEntry = z.object({
    * every project, can say which one `targetEnv` belongs to; null for workspace and account entries.
    */
   project: z.object({ id: uuid, name: z.string(), slug: z.string() }).nullable(),
+  /**
+   * Added too: the names of the people `detail` names by id (its `userId`, a change request's `author`), by
+   * id, so a log reads "Ann" rather than a uuid; absent when the detail names nobody.
+   */
+  detailNames: z.record(uuid, z.string()).optional(),
 });
 /** `nextCursor` is "" on the last page. */
 export const auditPage = z.object({ logs: z.array(auditEntry), nextCursor: z.string() });

@@ -224,4 +224,42 @@ describe(`audit names and filters (${dialectName})`, () => {
     const ws = await all('/v1/workspace/audit', { action: 'vars.bulk_upsert', actor: owner.id }, 200);
     expect(ws.logs.length).toBe(3);
   });
+  it('names the people a detail names by id, a removed member too, in one look-up per page (detailNames)', async () => {
+    const r = await signupUser(app, 'Rob');
+    const inv = await app.request('POST', '/v1/workspace/invites', {
+      token: owner.jwt,
+      body: { email: r.email, wsRole: 'Member' },
+    });
+    expect(inv.status).toBe(200);
+    const set = await app.request('PUT', `/v1/projects/${projectId}/members/${r.user.id}`, {
+      token: owner.jwt,
+      body: { role: 'Developer' },
+    });
+    expect(set.status).toBe(200);
+    const perm = await app.request('PUT', `/v1/projects/${projectId}/members/${r.user.id}/envs/prod`, {
+      token: owner.jwt,
+      body: { permission: 'none' },
+    });
+    expect(perm.status).toBe(200);
+    const removed = await app.request('DELETE', `/v1/workspace/members/${r.user.id}`, { token: owner.jwt });
+    expect(removed.status).toBe(204);
+
+    const { logs } = await get('/v1/workspace/audit?limit=200');
+    const about = logs.filter((l) => (l.detail as { userId?: string } | null)?.userId === r.user.id);
+    expect(about.map((l) => l.action).sort()).toEqual([
+      'env_permission.set',
+      'member.add',
+      'member.remove',
+      'project_member.set',
+    ]);
+    for (const l of about) expect(l.detailNames).toEqual({ [r.user.id]: 'Rob' });
+    // Dana's own additions name her; entries whose detail names nobody carry no detailNames.
+    expect(logs.find((l) => l.action === 'project_member.set' && l.detailNames?.[dev.id])?.detailNames).toEqual({
+      [dev.id]: 'Dana',
+    });
+    expect(logs.filter((l) => l.action === 'vars.bulk_upsert').every((l) => l.detailNames === undefined)).toBe(true);
+    // The project log says the same.
+    const project = await get(`/v1/projects/${projectId}/audit?action=env_permission.set&limit=200`);
+    expect(project.logs.map((l) => l.detailNames)).toContainEqual({ [r.user.id]: 'Rob' });
+  });
 });

@@ -1,4 +1,11 @@
-import { auditPage, diffResponse, environment, project } from '@svcenv/contract';
+import {
+  auditPage,
+  diffResponse,
+  environment,
+  project,
+  sessionResponse,
+  switchWorkspaceResponse,
+} from '@svcenv/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createProject,
@@ -127,7 +134,7 @@ describe(`projects and environments (${dialectName})`, () => {
     expect((await app.request('DELETE', `/v1/projects/${p.id}/envs/nope`, { token: jwt })).status).toBe(404);
   });
 
-  it('diffs two environments by stored value', async () => {
+  it('diffs two environments by value, secrets included', async () => {
     const { jwt } = await signupUser(app);
     const p = await createProject(app, jwt);
     await upsert(
@@ -156,9 +163,88 @@ describe(`projects and environments (${dialectName})`, () => {
       schema: diffResponse,
     });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ onlyInA: ['ONLY_A'], onlyInB: ['ONLY_B'], different: ['DIFF'] });
+    expect(res.body).toEqual({ onlyInA: ['ONLY_A'], onlyInB: ['ONLY_B'], different: ['DIFF'], sameByReference: [] });
     expect((await app.request('GET', `/v1/projects/${p.id}/diff?env=dev`, { token: jwt })).status).toBe(400);
     expect((await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=nope`, { token: jwt })).status).toBe(404);
+  });
+
+  it('diffs what a pull gives: references resolved for the reader, "same by reference" apart (ADR 0026)', async () => {
+    const { jwt } = await signupUser(app);
+    const session = await app.request('GET', '/v1/auth/session', { token: jwt, schema: sessionResponse });
+    const p = await createProject(app, jwt, { envs: ['dev', 'staging', 'prod'] });
+    await upsert(app, jwt, p.id, ['prod'], [{ key: 'TOKEN', value: 'tok-1', type: 'secret' }]);
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev'],
+      [
+        { key: 'DB_HOST', value: 'db2.internal', type: 'plain' },
+        { key: 'DB_PASS', value: 'pw-1', type: 'secret' },
+        { key: 'REGION', value: 'eu', type: 'plain' },
+        { key: 'TOKEN_COPY', value: 'tok-1', type: 'secret' },
+      ],
+    );
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['staging'],
+      [
+        // Stored text differs, the pulls do not: same by reference (a secret too).
+        { key: 'DB_HOST', value: '${dev.DB_HOST}', type: 'plain' },
+        { key: 'DB_PASS', value: '${dev.DB_PASS}', type: 'secret' },
+        { key: 'REGION', value: 'us', type: 'plain' },
+        // Equal through prod, which only some readers may read.
+        { key: 'TOKEN_COPY', value: '${prod.TOKEN}', type: 'secret' },
+      ],
+    );
+    await upsert(
+      app,
+      jwt,
+      p.id,
+      ['dev', 'staging'],
+      [
+        // Same stored text: identical when it resolves alike, different when what it reaches differs.
+        { key: 'URL', value: 'postgres://${DB_HOST}', type: 'plain' },
+        { key: 'LABEL', value: 'app-${REGION}', type: 'plain' },
+        // Cannot resolve in either, the same way: not a difference.
+        { key: 'LOOP', value: '${LOOP}', type: 'plain' },
+      ],
+    );
+    const diff = (token: string) =>
+      app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=staging`, { token, schema: diffResponse });
+    const owner = await diff(jwt);
+    expect(owner.status).toBe(200);
+    expect(owner.body).toEqual({
+      onlyInA: [],
+      onlyInB: [],
+      different: ['LABEL', 'REGION'],
+      sameByReference: ['DB_HOST', 'DB_PASS', 'TOKEN_COPY'],
+    });
+
+    // A Developer cannot read prod (protected): TOKEN_COPY does not resolve for them, so it differs; no value leaks.
+    const u = await signupUser(app, 'Dev');
+    await app.request('POST', '/v1/workspace/invites', { token: jwt, body: { email: u.email, wsRole: 'Member' } });
+    const sw = await app.request('POST', '/v1/auth/switch-workspace', {
+      token: u.jwt,
+      body: { workspaceId: session.body.user.workspaceId },
+      schema: switchWorkspaceResponse,
+    });
+    await app.request('PUT', `/v1/projects/${p.id}/members/${u.user.id}`, { token: jwt, body: { role: 'Developer' } });
+    const dev = await diff(sw.body.token);
+    expect(dev.status).toBe(200);
+    expect(dev.body).toEqual({
+      onlyInA: [],
+      onlyInB: [],
+      different: ['LABEL', 'REGION', 'TOKEN_COPY'],
+      sameByReference: ['DB_HOST', 'DB_PASS'],
+    });
+    expect(dev.text).not.toContain('tok-1');
+    expect(dev.text).not.toContain('pw-1');
+    // Read on both is still what the diff needs: prod stays closed to the Developer.
+    const closed = await app.request('GET', `/v1/projects/${p.id}/diff?env=dev&env=prod`, { token: sw.body.token });
+    expect(closed.status).toBe(403);
   });
 
   it('pages the project audit log with a cursor, newest first (D36)', async () => {

@@ -14,6 +14,7 @@ const PATHS = {
   menu: 'M3 12h18M3 6h18M3 18h18',
   server: 'M3 3h18v7H3zM3 14h18v7H3zM7 6.5h.01M7 17.5h.01',
   badge: 'M12 2l7 3v6c0 5-3 9-7 11-4-2-7-6-7-11V5zM9 12l2 2 4-4',
+  terminal: 'M4 17l6-6-6-6M12 19h8',
   copy: 'M9 9h11v11H9zM5 15H4a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1h10a1 1 0 0 1 1 1v1',
 } as const;
 

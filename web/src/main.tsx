@@ -8,6 +8,7 @@ import { UnresolvedHost } from './components/Unresolved.js';
 import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
 import { LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
+import { CliPage } from './pages/Cli.js';
 import { InvitePage } from './pages/Invite.js';
 import { IdentitiesPage } from './pages/identities/IdentitiesPage.js';
 import { InstancePage } from './pages/instance/InstancePage.js';
@@ -111,8 +112,10 @@ function App() {
   let page = null;
   const m = match('/projects/:id', path);
   if (path === '/projects') page = <ProjectsPage />;
-  else if (m) page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} />;
+  else if (m)
+    page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} request={query.get('request')} />;
   else if (path === '/tokens') page = <TokensPage />;
+  else if (path === '/cli') page = <CliPage />;
   else if (path === '/identities') page = <IdentitiesPage />;
   else if (path === '/team') page = <TeamPage />;
   else if (path === '/webhooks') page = <WebhooksPage />;

@@ -14,6 +14,8 @@ import { Link } from './ui.js';
 const NAV = [
   { to: '/projects', label: 'Projects', icon: 'projects' },
   { to: '/tokens', label: 'Access tokens', icon: 'key' },
+  // D39: the CLI builds this server serves, and the one-line install.
+  { to: '/cli', label: 'Get the CLI', icon: 'terminal' },
   { to: '/team', label: 'Team', icon: 'team' },
   { to: '/webhooks', label: 'Webhooks', icon: 'webhook' },
   { to: '/audit', label: 'Audit log', icon: 'audit' },
@@ -69,9 +71,9 @@ export function Shell({
       </header>
       <nav class="sidebar" aria-label="Main">
         {[
-          ...NAV.slice(0, 2),
+          ...NAV.slice(0, 3),
           ...(isOwner(user) ? [OWNER_NAV] : []),
-          ...NAV.slice(2),
+          ...NAV.slice(3),
           ...(user.instanceAdmin ? [ADMIN_NAV] : []),
         ].map((n) => (
           <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>

@@ -2,7 +2,7 @@
 
 import type { AuditEntry, Variable } from '@svcenv/contract';
 import { describe, expect, it } from 'vitest';
-import { actionLabel, actorLabel, auditCsv, csvCell, dayBound } from '../src/lib/audit.js';
+import { actionLabel, actorLabel, auditCsv, csvCell, dayBound, detailParts } from '../src/lib/audit.js';
 import { type Listing, overviewRows } from '../src/lib/overview.js';
 
 describe('audit lib', () => {
@@ -44,6 +44,30 @@ describe('audit lib', () => {
   });
 });
 
+describe('audit details in words', () => {
+  const ann = 'a86e52fc-0000-4000-8000-000000000001';
+  const cr = 'b1e4a740-0000-4000-8000-000000000002';
+  it("names people by the server's detailNames, else a short id; a change request id is a part to link", () => {
+    expect(detailParts({ detail: { userId: ann, permission: 'none' }, detailNames: { [ann]: 'Ann' } })).toEqual([
+      { label: 'user', text: 'Ann' },
+      { label: 'permission', text: 'none' },
+    ]);
+    expect(detailParts({ detail: { userId: ann } })).toEqual([{ label: 'user', text: 'a86e52fc…' }]);
+    expect(detailParts({ detail: { changeRequest: cr, author: ann, updated: ['A', 'B'], created: [] } })).toEqual([
+      { label: 'change request', text: 'b1e4a740…', changeRequest: cr },
+      { label: 'author', text: 'a86e52fc…' },
+      { label: 'updated', text: 'A, B' },
+    ]);
+    expect(detailParts({ detail: null })).toEqual([]);
+  });
+  it('stays about 120 characters long', () => {
+    const parts = detailParts({ detail: { keys: Array.from({ length: 60 }, (_, i) => `KEY_${i}`), more: 'x' } });
+    expect(parts).toHaveLength(1);
+    expect(parts[0]!.text.endsWith('…')).toBe(true);
+    expect(parts[0]!.text.length).toBeLessThanOrEqual(120);
+  });
+});
+
 describe('overview rows', () => {
   const v = (key: string, value: string, type: 'plain' | 'secret' = 'plain'): Variable => ({
     key,
@@ -71,5 +95,50 @@ describe('overview rows', () => {
     });
     // An environment whose listing did not load is unknown, not missing.
     expect(overviewRows(['dev', 'x'], new Map([['dev', listing(v('A', '1'))]]))[0]!.cells[1]!.state).toBe('unknown');
+  });
+
+  it('compares what a pull gives: a reference by its resolved value, "same value, by reference" apart (ADR 0026)', () => {
+    const ref = (key: string, value: string, resolvedValue: string, type: 'plain' | 'secret' = 'plain') => ({
+      ...v(key, value, type),
+      resolvedValue,
+    });
+    const rows = overviewRows(
+      ['dev', 'staging', 'prod'],
+      new Map([
+        ['dev', listing(v('DB_HOST', 'db2.internal'), ref('URL', 'pg://${DB_HOST}', 'pg://db2'), v('LOOP', 'x'))],
+        [
+          'staging',
+          listing(ref('DB_HOST', '${dev.DB_HOST}', 'db2.internal'), ref('URL', 'pg://${DB_HOST}', 'pg://db3'), {
+            ...v('LOOP', '${LOOP}'),
+            resolveError: 'circular',
+          }),
+        ],
+        [
+          'prod',
+          listing(
+            v('DB_HOST', 'db2.internal'),
+            // A reference that used a secret is masked (D26): not compared.
+            ref('URL', 'pg://${SECRET}', '***'),
+            { ...v('LOOP', '${LOOP}'), resolveError: 'circular' },
+          ),
+        ],
+      ]),
+    );
+    const by = Object.fromEntries(rows.map((r) => [r.key, [r.status, ...r.cells.map((c) => c.state)]]));
+    expect(by).toEqual({
+      DB_HOST: ['byRef', 'same', 'byRef', 'same'],
+      // Same text, different pulls: they differ.
+      URL: ['differs', 'differs', 'differs', 'set'],
+      // An unresolvable value is not the value it would have had.
+      LOOP: ['differs', 'differs', 'differs', 'differs'],
+    });
+    const same = overviewRows(
+      ['a', 'b'],
+      new Map([
+        ['a', listing(ref('H', '${dev.H}', 'h'))],
+        ['b', listing(ref('H', '${dev.H}', 'h'))],
+      ]),
+    );
+    expect(same[0]!.status).toBe('same');
   });
 });

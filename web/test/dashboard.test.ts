@@ -284,8 +284,11 @@ describe.skipIf(!chromiumAvailable())('dashboard in a browser', () => {
     await guest.page.getByRole('button', { name: 'Accept invitation' }).click();
     await guest.page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
     await expect.poll(() => guest.page.locator('.ws-name').textContent()).toBe("Hopper's workspace");
-    // A Member sees only projects they were added to (D23).
-    await guest.page.getByText('No projects yet').waitFor();
+    // A Member sees only projects they were added to (D23); with none yet, who can give them access.
+    await guest.page.getByRole('heading', { name: "You were added to Hopper's workspace" }).waitFor();
+    await expect
+      .poll(() => guest.page.getByRole('list', { name: 'Workspace Owners' }).textContent())
+      .toContain('Hopper');
 
     // The Owner gives them the project as Developer, with write on the protected prod as an override.
     await page.reload();

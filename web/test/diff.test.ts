@@ -13,24 +13,31 @@ const v = (key: string, value: string, type: Variable['type'] = 'plain'): Variab
 
 describe('environment diff rows', () => {
   it('follows the server verdict, sorts differences first, and keeps identical keys', () => {
-    const a = [v('SAME', '1'), v('SECRET', '***', 'secret'), v('ONLY_A', 'a'), v('CHANGED', 'x')];
+    const a = [v('SAME', '1'), v('SECRET', '***', 'secret'), v('ONLY_A', 'a'), v('CHANGED', 'x'), v('HOST', 'db2')];
     const b = [v('SAME', '1'), v('SECRET', '***', 'secret'), v('ONLY_B', 'b'), v('CHANGED', 'y')];
-    // The masked secrets look equal here; the server compared the real values and says they differ.
-    const rows = diffRows({ onlyInA: ['ONLY_A'], onlyInB: ['ONLY_B'], different: ['CHANGED', 'SECRET'] }, a, b);
+    b.push({ ...v('HOST', '${dev.HOST}'), resolvedValue: 'db2' });
+    // The masked secrets look equal here; the server compared the real values and says they differ. HOST is
+    // written differently and pulled alike (ADR 0026).
+    const rows = diffRows(
+      { onlyInA: ['ONLY_A'], onlyInB: ['ONLY_B'], different: ['CHANGED', 'SECRET'], sameByReference: ['HOST'] },
+      a,
+      b,
+    );
     expect(rows.map((r) => [r.key, r.status])).toEqual([
       ['CHANGED', 'different'],
       ['SECRET', 'different'],
       ['ONLY_A', 'onlyA'],
       ['ONLY_B', 'onlyB'],
+      ['HOST', 'sameByRef'],
       ['SAME', 'same'],
     ]);
     expect(rows[2]!.b).toBeUndefined();
     expect(rows[3]!.a).toBeUndefined();
-    expect(diffSummary(rows)).toEqual({ different: 2, onlyA: 1, onlyB: 1, same: 1 });
+    expect(diffSummary(rows)).toEqual({ different: 2, onlyA: 1, onlyB: 1, sameByRef: 1, same: 1 });
   });
 
   it('shows a key the diff names even when a listing lacks it', () => {
-    const rows = diffRows({ onlyInA: ['GONE'], onlyInB: [], different: [] }, [], []);
+    const rows = diffRows({ onlyInA: ['GONE'], onlyInB: [], different: [], sameByReference: [] }, [], []);
     expect(rows).toEqual([{ key: 'GONE', status: 'onlyA', a: undefined, b: undefined }]);
   });
 });

@@ -91,13 +91,14 @@ describe.skipIf(!chromiumAvailable())('project slugs in the dashboard (D48)', ()
       await snippet.waitFor();
       const text = (await snippet.locator('pre').textContent()) ?? '';
       expect(text).toContain(`svcenv login --api-url ${server.url} --token -`);
-      expect(text).toMatch(/svcenv pull --project (shop-api|shop-backend) --env dev/);
+      // D58: setup writes .svcenv.json with the slug, so pull needs no flags.
+      expect(text).toMatch(/svcenv setup --project (shop-api|shop-backend) --env dev\nsvcenv pull/);
       expect(text).not.toContain(projectId);
       // The downloads are exactly what the server lists at /v1/cli/latest.
       const latest = await server.request('GET', '/v1/cli/latest', { schema: cliReleaseManifest });
       const links = await snippet.locator('a[download]').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
       expect(links).toEqual(latest.body.assets.map((a) => a.url));
-      if (latest.body.assets.length === 0) await snippet.getByText('no CLI binaries to download').waitFor();
+      if (latest.body.assets.length === 0) await snippet.getByText('no CLI builds to download').waitFor();
       await screenshot(page, `slugs-token-snippet-${width}`);
       if (width < 600) {
         expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);

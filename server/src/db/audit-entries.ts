@@ -55,3 +55,35 @@ export function presentAuditEntry(r: AuditEntryRow): AuditEntry {
         : { id: r.project_id, name: r.project_name, slug: r.project_slug ?? r.project_id },
   };
 }
+
+/** The detail fields that hold a person's id: memberships (D22, D36) and a change request's author (D47). */
+const PERSON_FIELDS = ['userId', 'author'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function personIds(detail: unknown): string[] {
+  if (typeof detail !== 'object' || detail === null) return [];
+  const d = detail as Record<string, unknown>;
+  return PERSON_FIELDS.map((f) => d[f]).filter((v): v is string => typeof v === 'string' && UUID.test(v));
+}
+
+/**
+ * The entries of one page or batch, each with `detailNames` when its detail names people by id (who was added,
+ * removed, given a permission; whose change request was approved), so that a log reads as names. One query by
+ * primary key for the whole page, and none when the page names nobody (a page of pulls costs nothing more).
+ * A removed member keeps their name: the user row outlives the membership.
+ */
+export async function presentAuditEntries(db: Db, rows: readonly AuditEntryRow[]): Promise<AuditEntry[]> {
+  const entries = rows.map(presentAuditEntry);
+  const ids = new Set(entries.flatMap((e) => personIds(e.detail)));
+  if (ids.size === 0) return entries;
+  const users = await db
+    .selectFrom('users')
+    .select(['id', 'name'])
+    .where('id', 'in', [...ids])
+    .execute();
+  const names = new Map(users.map((u) => [u.id, u.name]));
+  return entries.map((e) => {
+    const named = personIds(e.detail).filter((id) => names.has(id));
+    return named.length === 0 ? e : { ...e, detailNames: Object.fromEntries(named.map((id) => [id, names.get(id)!])) };
+  });
+}

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { AUDIT_STREAM_BATCH, AUDIT_STREAM_EVENT } from '@svcenv/contract';
 import { type ExpressionBuilder, sql } from 'kysely';
-import { presentAuditEntry, selectAuditEntries } from '../db/audit-entries.js';
+import { presentAuditEntries, selectAuditEntries } from '../db/audit-entries.js';
 import { auditIdIs } from '../db/audit-keys.js';
 import type { Db, Dialect } from '../db/index.js';
 import type { Database } from '../db/schema.js';
@@ -283,7 +283,7 @@ export class AuditStreamer implements BackgroundWorker {
       );
       return false;
     }
-    const entries = rows.map(presentAuditEntry);
+    const entries = await withDb(() => presentAuditEntries(db, rows));
     const last = entries[entries.length - 1]!.id;
     const body = JSON.stringify({ entries });
     const secret = openStreamSecret(this.deps.secretKey, s.id, s.secret_sealed);

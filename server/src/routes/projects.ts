@@ -2,6 +2,7 @@ import { operations as ops } from '@svcenv/contract/operations';
 import type { FastifyInstance } from 'fastify';
 import { route } from '../http/operation.js';
 import * as projects from '../services/projects/projects.js';
+import * as variables from '../services/variables/variables.js';
 
 export async function projectRoutes(app: FastifyInstance) {
   route(app, ops.listProjects, async (req) => ({ projects: await projects.listProjects(req.ctx) }));
@@ -38,7 +39,7 @@ export async function projectRoutes(app: FastifyInstance) {
 
   route(app, ops.diffEnvs, async (req) => {
     const [a, b] = req.query.env as [string, string];
-    return projects.diffEnvs(req.ctx, { projectId: req.params.id, a, b });
+    return variables.diffEnvs(req.ctx, { projectId: req.params.id, a, b });
   });
 
   route(app, ops.projectAudit, async (req) =>

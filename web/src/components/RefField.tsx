@@ -69,6 +69,11 @@ type Field = HTMLInputElement | HTMLTextAreaElement;
 interface FieldProps {
   /** A textarea (the edit row) instead of an input (the add form). */
   multiline?: boolean;
+  /**
+   * An input that grows into a textarea for a multi-line value (the add form): when text with line breaks is
+   * pasted (an input would join the lines) and on Shift+Enter. It stays one until the value is emptied.
+   */
+  grow?: boolean;
   value: string;
   onValue: (value: string) => void;
   /** Keys the completion list does not take (it takes arrows, Enter and Escape while it is open). */
@@ -81,7 +86,7 @@ interface FieldProps {
 }
 
 /** An input (or textarea) for a value; typing `${` opens a list of references (arrows, Enter, Escape). */
-export function RefField({ multiline, value, onValue, onKeyDown, ...rest }: FieldProps) {
+export function RefField({ multiline, grow, value, onValue, onKeyDown, rows, ...rest }: FieldProps) {
   const scope = useContext(RefScope);
   const field = useRef<Field>(null);
   const listId = useId();
@@ -91,6 +96,31 @@ export function RefField({ multiline, value, onValue, onKeyDown, ...rest }: Fiel
   const [projects, setProjects] = useState<Project[] | null>(null);
   const [loaded, setLoaded] = useState<Map<string, string[]>>(new Map());
   const moveCaret = useRef<number | null>(null);
+  const [grown, setGrown] = useState(false);
+  const multi = !!multiline || (!!grow && (grown || value.includes('\n')));
+  // The element changes (input → textarea): the new one takes the focus and the caret where the text went.
+  const refocus = useRef(false);
+  useEffect(() => {
+    if (!refocus.current || !field.current) return;
+    refocus.current = false;
+    field.current.focus();
+  }, [multi]);
+  useEffect(() => {
+    if (grow && value === '') setGrown(false);
+  }, [grow, value === '']);
+  /** Puts `text` where the selection is, as typing would, and grows into a textarea when it holds a line. */
+  const insert = (el: Field, text: string) => {
+    const start = el.selectionStart ?? value.length;
+    const end = el.selectionEnd ?? start;
+    const at = start + text.length;
+    moveCaret.current = at;
+    setCaret(at);
+    if (!multi) {
+      refocus.current = true;
+      setGrown(true);
+    }
+    onValue(`${value.slice(0, start)}${text}${value.slice(end)}`);
+  };
 
   const open = scope && caret !== null && dismissed !== value ? openReference(value, caret) : null;
   const sources = useMemo(() => {
@@ -152,7 +182,19 @@ export function RefField({ multiline, value, onValue, onKeyDown, ...rest }: Fiel
       setDismissed(value);
       return;
     }
+    if (grow && !multi && e.key === 'Enter' && e.shiftKey) {
+      e.preventDefault();
+      insert(e.currentTarget as Field, '\n');
+      return;
+    }
     onKeyDown?.(e);
+  };
+  const paste = (e: ClipboardEvent) => {
+    const text = e.clipboardData?.getData('text/plain') ?? '';
+    if (!grow || multi || !/[\r\n]/.test(text)) return;
+    // An input would drop the line breaks of a pasted PEM key or certificate.
+    e.preventDefault();
+    insert(e.currentTarget as Field, text.replace(/\r\n?/g, '\n'));
   };
   const track = (e: Event) => setCaret((e.currentTarget as Field).selectionStart);
   const shared = {
@@ -172,12 +214,17 @@ export function RefField({ multiline, value, onValue, onKeyDown, ...rest }: Fiel
       if (!['ArrowDown', 'ArrowUp', 'Escape', 'Enter'].includes(e.key)) track(e);
     },
     onClick: track,
+    onPaste: paste,
     onBlur: () => setCaret(null),
   };
   return (
     <div class="ref-field">
-      {multiline ? (
-        <textarea ref={field as Ref<HTMLTextAreaElement>} {...shared} />
+      {multi ? (
+        <textarea
+          ref={field as Ref<HTMLTextAreaElement>}
+          rows={rows ?? Math.min(8, Math.max(2, value.split('\n').length))}
+          {...shared}
+        />
       ) : (
         <input ref={field as Ref<HTMLInputElement>} role="combobox" aria-expanded={expanded} {...shared} />
       )}

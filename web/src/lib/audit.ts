@@ -140,3 +140,53 @@ export function auditCsv(entries: AuditEntry[]): string {
 
 /** The entries as JSON: the API's entry objects, unchanged, in an array. */
 export const auditJson = (entries: AuditEntry[]): string => `${JSON.stringify(entries, null, 2)}\n`;
+
+/** One `key: value` of an entry's detail as shown; `changeRequest`: the id of the change request it names. */
+export interface DetailPart {
+  label: string;
+  text: string;
+  changeRequest?: string;
+}
+
+/** How a detail's fields that hold a person's id read (the server names them in `detailNames`). */
+const PERSON_LABELS: Record<string, string> = { userId: 'user', author: 'author' };
+const shortId = (id: string) => `${id.slice(0, 8)}…`;
+
+/**
+ * An entry's detail (never values, D36) as `label: text` parts: people by name where the server named them
+ * (`detailNames`), else by a shortened id; a change request's id as a short reference to link; arrays joined;
+ * empty lists left out (a bare "updated:" reads like a cut-off line). About 120 characters in all, then "…".
+ */
+export function detailParts(e: Pick<AuditEntry, 'detail' | 'detailNames'>): DetailPart[] {
+  const { detail } = e;
+  if (detail === null || detail === undefined) return [];
+  if (typeof detail !== 'object') return [{ label: '', text: String(detail) }];
+  const parts: DetailPart[] = [];
+  let budget = 120;
+  for (const [k, v] of Object.entries(detail as Record<string, unknown>)) {
+    if (Array.isArray(v) && v.length === 0) continue;
+    let part: DetailPart;
+    if (PERSON_LABELS[k] && typeof v === 'string') {
+      part = { label: PERSON_LABELS[k], text: e.detailNames?.[v] ?? shortId(v) };
+    } else if (k === 'changeRequest' && typeof v === 'string') {
+      part = { label: 'change request', text: shortId(v), changeRequest: v };
+    } else {
+      const text = Array.isArray(v)
+        ? v.join(', ')
+        : typeof v === 'object' && v !== null
+          ? JSON.stringify(v)
+          : String(v);
+      part = { label: k, text };
+    }
+    const size = part.label.length + 2 + part.text.length;
+    if (size > budget) {
+      if (budget > part.label.length + 6 && !part.changeRequest) {
+        parts.push({ ...part, text: `${part.text.slice(0, budget - part.label.length - 3)}…` });
+      } else parts.push({ label: '', text: '…' });
+      break;
+    }
+    budget -= size + 3;
+    parts.push(part);
+  }
+  return parts;
+}

@@ -1,7 +1,8 @@
 import type { Variable } from '@svcenv/contract';
 import type { DiffResponse } from '../types.js';
 
-export type DiffStatus = 'onlyA' | 'onlyB' | 'different' | 'same';
+/** `sameByRef`: the stored text differs, the pulled value does not (`${dev.DB_HOST}` beside `db2.internal`). */
+export type DiffStatus = 'onlyA' | 'onlyB' | 'different' | 'sameByRef' | 'same';
 export interface DiffRow {
   key: string;
   status: DiffStatus;
@@ -10,8 +11,9 @@ export interface DiffRow {
 }
 
 /**
- * Rows for the side-by-side comparison of two environments: the server's verdict (which compares the
- * real values, secrets included) decides the status; the listings only supply what is shown beside it.
+ * Rows for the side-by-side comparison of two environments: the server's verdict decides the status (it
+ * compares what a pull of each gives, references resolved and secrets included, ADR 0026); the listings only
+ * supply what is shown beside it.
  */
 export function diffRows(diff: DiffResponse, a: Variable[], b: Variable[]): DiffRow[] {
   const byKeyA = new Map(a.map((v) => [v.key, v]));
@@ -19,19 +21,28 @@ export function diffRows(diff: DiffResponse, a: Variable[], b: Variable[]): Diff
   const onlyA = new Set(diff.onlyInA);
   const onlyB = new Set(diff.onlyInB);
   const different = new Set(diff.different);
+  const byRef = new Set(diff.sameByReference);
   const keys = new Set([...byKeyA.keys(), ...byKeyB.keys(), ...onlyA, ...onlyB, ...different]);
   const rows: DiffRow[] = [...keys].map((key) => ({
     key,
-    status: onlyA.has(key) ? 'onlyA' : onlyB.has(key) ? 'onlyB' : different.has(key) ? 'different' : 'same',
+    status: onlyA.has(key)
+      ? 'onlyA'
+      : onlyB.has(key)
+        ? 'onlyB'
+        : different.has(key)
+          ? 'different'
+          : byRef.has(key)
+            ? 'sameByRef'
+            : 'same',
     a: byKeyA.get(key),
     b: byKeyB.get(key),
   }));
-  const order: Record<DiffStatus, number> = { different: 0, onlyA: 1, onlyB: 2, same: 3 };
+  const order: Record<DiffStatus, number> = { different: 0, onlyA: 1, onlyB: 2, sameByRef: 3, same: 4 };
   return rows.sort((x, y) => order[x.status] - order[y.status] || x.key.localeCompare(y.key));
 }
 
 export function diffSummary(rows: DiffRow[]): Record<DiffStatus, number> {
-  const out: Record<DiffStatus, number> = { onlyA: 0, onlyB: 0, different: 0, same: 0 };
+  const out: Record<DiffStatus, number> = { onlyA: 0, onlyB: 0, different: 0, sameByRef: 0, same: 0 };
   for (const r of rows) out[r.status]++;
   return out;
 }

@@ -5,7 +5,7 @@ import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
 import { Actor } from '../components/Actor.js';
 import { Table } from '../components/Table.js';
-import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound } from '../lib/audit.js';
+import { ACTION_WORDS, actionLabel, actorLabel, auditCsv, auditJson, dayBound, detailParts } from '../lib/audit.js';
 import { download } from '../lib/download.js';
 import { dateTime, relativeTime } from '../lib/format.js';
 import { useToast } from '../toast.js';
@@ -46,7 +46,19 @@ const toFilters = (d: Draft): AuditFilters => ({
  * JSON. The workspace's log names each entry's project (name and slug), since environment names repeat across
  * projects. On a phone the table becomes one card per entry.
  */
-export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: string; fileName?: string }) {
+export function AuditView({
+  projectId,
+  fileName = 'workspace',
+  canOpen = () => true,
+}: {
+  projectId?: string;
+  fileName?: string;
+  /**
+   * Whether the reader may open an environment of this project (D57), for the links to change requests; the
+   * workspace log is for Owners, who open every environment.
+   */
+  canOpen?: (env: string) => boolean;
+}) {
   const toast = useToast();
   const [entries, setEntries] = useState<AuditEntry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -251,7 +263,7 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
               )}
               <td data-label="Target">
                 {e.targetEnv && <span class="chip">{e.targetEnv}</span>} {e.targetKey && <code>{e.targetKey}</code>}
-                {e.detail != null && <div class="muted small audit-detail">{detailText(e.detail)}</div>}
+                {e.detail != null && <AuditDetail entry={e} canOpen={canOpen} />}
                 {!e.targetEnv && !e.targetKey && e.detail == null && <span class="muted">—</span>}
               </td>
               <td data-label="Actor" data-testid="audit-actor">
@@ -279,15 +291,30 @@ export function AuditView({ projectId, fileName = 'workspace' }: { projectId?: s
   );
 }
 
-/** A compact line for an entry's detail (never values, D36): `key: value` pairs, arrays joined. */
-export function detailText(detail: unknown): string {
-  if (typeof detail !== 'object' || detail === null) return String(detail);
-  // An empty list (`updated: []`) says nothing, and a bare "updated:" reads like a cut-off line.
-  const entries = Object.entries(detail as Record<string, unknown>).filter(([, v]) => !Array.isArray(v) || v.length);
-  const parts = entries.map(([k, v]) => {
-    const shown = Array.isArray(v) ? v.join(', ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
-    return `${k}: ${shown}`;
-  });
-  const text = parts.join(' · ');
-  return text.length > 120 ? `${text.slice(0, 117)}…` : text;
+/**
+ * An entry's detail as one line: people by name, a change request's id linked to the request (on the Change
+ * requests tab of its project and environment) where the reader may open that environment.
+ */
+function AuditDetail({ entry: e, canOpen }: { entry: AuditEntry; canOpen: (env: string) => boolean }) {
+  const parts = detailParts(e);
+  return (
+    <div class="muted small audit-detail" data-testid="audit-detail">
+      {parts.map((p, i) => (
+        <span key={`${p.label}-${i}`}>
+          {i > 0 && ' · '}
+          {p.label && `${p.label}: `}
+          {p.changeRequest && e.project && e.targetEnv && canOpen(e.targetEnv) ? (
+            <Link
+              to={`/projects/${e.project.id}?tab=requests&env=${encodeURIComponent(e.targetEnv)}&request=${p.changeRequest}`}
+              class="audit-cr-link"
+            >
+              {p.text}
+            </Link>
+          ) : (
+            p.text
+          )}
+        </span>
+      ))}
+    </div>
+  );
 }

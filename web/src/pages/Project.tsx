@@ -37,7 +37,18 @@ const TABS = [
   { id: 'audit', label: 'Audit log', admin: true },
 ] as const;
 
-export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; env: string | null }) {
+export function ProjectPage({
+  id,
+  tab,
+  env,
+  request = null,
+}: {
+  id: string;
+  tab: string | null;
+  env: string | null;
+  /** A change request to open (a link from the audit log), on the Change requests tab. */
+  request?: string | null;
+}) {
   const project = useAsync(() => getProject(id), [id]);
   const envs = useAsync(() => listEnvs(id), [id]);
   const [editing, setEditing] = useState(false);
@@ -172,10 +183,14 @@ export function ProjectPage({ id, tab, env }: { id: string; tab: string | null; 
                   onEnv={(e) => go('requests', e)}
                   counts={open.counts}
                   onApplied={(e) => go('vars', e)}
+                  request={request}
+                  onRequestClosed={() => go('requests', env)}
                 />
               )}
               {current === 'members' && <ProjectMembers project={p} envs={all} />}
-              {current === 'audit' && <AuditView projectId={p.id} fileName={p.slug} />}
+              {current === 'audit' && (
+                <AuditView projectId={p.id} fileName={p.slug} canOpen={(e) => list.some((x) => x.name === e)} />
+              )}
             </div>
           );
         }}

@@ -6,11 +6,15 @@ import { ModalForm } from '../components/ModalForm.js';
 import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
 import { TextField } from '../components/TextField.js';
 import { useAsync, useSubmit } from '../hooks.js';
+import { canRead, readableEnvs } from '../lib/access.js';
 import { navigate } from '../router.js';
+import { isOwner, useSession } from '../session.js';
 import { useToast } from '../toast.js';
 import { Async, Button, Empty, Link, PageHeader } from '../ui.js';
+import { useWorkspaceOwners } from './team/useTeam.js';
 
 export function ProjectsPage() {
+  const session = useSession();
   const state = useAsync(listProjects, []);
   const [creating, setCreating] = useState(false);
   return (
@@ -26,7 +30,9 @@ export function ProjectsPage() {
       />
       <Async state={state}>
         {({ projects }) =>
-          projects.length === 0 ? (
+          projects.length === 0 && !isOwner(session.user) ? (
+            <Welcome workspace={session.user.workspaceName} onCreate={() => setCreating(true)} />
+          ) : projects.length === 0 ? (
             <Empty
               title="No projects yet"
               action={
@@ -53,11 +59,18 @@ export function ProjectsPage() {
                     </code>
                     <span class="project-desc muted">{p.desc || 'No description'}</span>
                     <span class="project-envs">
-                      {p.envs.map((e) => (
-                        <span key={e} class="chip">
-                          {e}
+                      {/* D57: an environment the user cannot open is not offered, here as everywhere. */}
+                      {readableEnvs(
+                        p,
+                        p.envs.map((name) => ({ name })),
+                      ).map((e) => (
+                        <span key={e.name} class="chip">
+                          {e.name}
                         </span>
                       ))}
+                      {!p.envs.some((e) => canRead(p, e)) && (
+                        <span class="muted small">No environment open to you yet</span>
+                      )}
                     </span>
                   </Link>
                 </li>
@@ -76,6 +89,52 @@ export function ProjectsPage() {
         />
       )}
     </>
+  );
+}
+
+/**
+ * The first screen of a teammate who was invited and has no project yet: which workspace they joined, and who
+ * can give them access (the workspace's Owners, from the members list, which every member may read). Project
+ * Admins can too, but a project the person cannot see names no Admin to them.
+ */
+function Welcome({ workspace, onCreate }: { workspace: string; onCreate: () => void }) {
+  const owners = useWorkspaceOwners();
+  return (
+    <section class="empty welcome" data-testid="member-welcome" aria-labelledby="welcome-title">
+      <div class="empty-icon" aria-hidden="true">
+        ◇
+      </div>
+      <h3 id="welcome-title">You were added to {workspace}</h3>
+      <p>
+        Projects you are given access to appear here. You have none yet: access to a project and its environments is
+        granted per person.
+      </p>
+      <div class="welcome-owners" data-testid="welcome-owners">
+        {owners.data && owners.data.length > 0 ? (
+          <>
+            <p>
+              {owners.data.length === 1 ? 'The Owner of this workspace' : 'The Owners of this workspace'} can give it:
+            </p>
+            <ul aria-label="Workspace Owners">
+              {owners.data.map((o) => (
+                <li key={o.id}>
+                  <strong>{o.name}</strong>{' '}
+                  <a class="muted" href={`mailto:${o.email}`}>
+                    {o.email}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </>
+        ) : owners.data || owners.error ? (
+          <p>An Owner of this workspace can give it.</p>
+        ) : null}
+      </div>
+      {/* Access requests (D74) will add "Ask for access" here: the request goes to those named above. */}
+      <div class="welcome-request" data-slot="access-request" data-testid="access-request-slot" />
+      <p class="small">Or start a project of your own: you become its Admin.</p>
+      <Button onClick={onCreate}>Create a project</Button>
+    </section>
   );
 }
 

@@ -1,5 +1,5 @@
 import { CompiledQuery, type InferResult, type Insertable, sql } from 'kysely';
-import { presentAuditEntry, selectAuditEntries } from '../../db/audit-entries.js';
+import { presentAuditEntries, selectAuditEntries } from '../../db/audit-entries.js';
 import { auditIdIs, auditTimeKey, auditTimeValue } from '../../db/audit-keys.js';
 import type { Db, Dialect } from '../../db/index.js';
 import type { AuditLogsTable } from '../../db/schema.js';
@@ -68,7 +68,7 @@ export async function auditPage(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    logs: page.map(presentAuditEntry),
+    logs: await presentAuditEntries(deps.db, page),
     nextCursor: rows.length > limit && last ? encodeAuditCursor(last.created_at, Number(last.id)) : '',
   };
 }

@@ -1,8 +1,6 @@
 import { type DynamicSecret, LEASE_TTL, MAX_LEASES } from '@svcenv/contract';
-import type { Selectable } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { DynamicSecretsTable } from '../../db/schema.js';
-import { AppError, notFound, validation } from '../../lib/errors.js';
+import { AppError, validation } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Statement } from '../../managed/engine.js';
 import { authorizeEnv, type EnvTarget } from '../core/authz.js';

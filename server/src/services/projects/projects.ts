@@ -5,7 +5,6 @@ import { newId } from '../../lib/ids.js';
 import { type AuditFilters, auditPage } from '../core/audit.js';
 import {
   authorizeEnv,
-  authorizeEnvs,
   authorizeProject,
   creatorAccess,
   describeAccess,
@@ -20,7 +19,6 @@ import {
 } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
-import { decryptEnvValues } from '../core/values.js';
 import { revokeLeasesNow } from '../credentials/leases.js';
 import { checkLimit } from '../workspace/instance-policy.js';
 
@@ -359,27 +357,6 @@ async function revokeLeasesFirst(
       `${failed} lease(s) of ${what} could not be revoked (their database refused or is away); ${what} is kept until they are, and they are retried`,
     );
   }
-}
-
-/** Compares the stored (literal) values of two environments; needs read on both. */
-export async function diffEnvs(
-  ctx: Ctx,
-  input: { projectId: string; a: string; b: string },
-): Promise<{ onlyInA: string[]; onlyInB: string[]; different: string[] }> {
-  const { deps } = ctx;
-  const { access, envs } = await authorizeEnvs(ctx, {
-    projectId: input.projectId,
-    envs: [input.a, input.b],
-    need: 'read',
-  });
-  const [envA, envB] = envs as [EnvFull, EnvFull];
-  const [va, vb] = [await decryptEnvValues(deps, access, envA), await decryptEnvValues(deps, access, envB)];
-  const sorted = (xs: Iterable<string>) => [...xs].sort();
-  return {
-    onlyInA: sorted([...va.keys()].filter((k) => !vb.has(k))),
-    onlyInB: sorted([...vb.keys()].filter((k) => !va.has(k))),
-    different: sorted([...va.keys()].filter((k) => vb.has(k) && va.get(k)!.value !== vb.get(k)!.value)),
-  };
 }
 
 /** Project audit: visible to project Admins and Owners (it reveals who touched what). */

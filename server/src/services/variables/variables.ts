@@ -1,11 +1,18 @@
 import { type HistoryEntry, MASK, type Variable } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
-import { containsReference } from '../../lib/references.js';
-import { authorizeEnv, authorizeEnvs, type EnvRow, type EnvTarget, readNeed } from '../core/authz.js';
+import { containsReference, type Resolution } from '../../lib/references.js';
+import { authorizeEnv, authorizeEnvs, type EnvFull, type EnvRow, type EnvTarget, readNeed } from '../core/authz.js';
 import { type Change, checkRevision, recordChange, recordRead } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
-import { type EnvSealer, envSealer, openEnvValues, type PlainVar, type VarType } from '../core/values.js';
+import {
+  decryptEnvValues,
+  type EnvSealer,
+  envSealer,
+  openEnvValues,
+  type PlainVar,
+  type VarType,
+} from '../core/values.js';
 import {
   CHUNK,
   type HistoryAction,
@@ -78,6 +85,58 @@ export async function listVars(
     });
   }
   return { vars, revision: input.revision ?? Number(env.revision) };
+}
+
+/**
+ * Two environments compared as a pull of each gives them (ADR 0026): a key is `different` when the values its
+ * pulls would hand over differ, references resolved for this reader (D49), secrets included; `sameByReference`
+ * names the keys whose stored text differs but which resolve to the same value (`${dev.DB_HOST}` beside
+ * `db2.internal`). A value that cannot resolve equals only the same stored text failing the same way. Needs
+ * read on both; the answer says only which keys differ, never a value.
+ */
+export async function diffEnvs(
+  ctx: Ctx,
+  input: { projectId: string; a: string; b: string },
+): Promise<{ onlyInA: string[]; onlyInB: string[]; different: string[]; sameByReference: string[] }> {
+  const { deps } = ctx;
+  const { access, envs } = await authorizeEnvs(ctx, {
+    projectId: input.projectId,
+    envs: [input.a, input.b],
+    need: 'read',
+  });
+  const [envA, envB] = envs as [EnvFull, EnvFull];
+  const [va, vb] = [await decryptEnvValues(deps, access, envA), await decryptEnvValues(deps, access, envB)];
+  // Each side's references into the other read the values already decrypted here (still authorized per reader).
+  const overlays = new Map([
+    [envA.id, { vars: va }],
+    [envB.id, { vars: vb }],
+  ]);
+  const [ra, rb] = [
+    (await resolveForReader(ctx, { access, env: envA, vars: va }, false, { overlays })).resolved,
+    (await resolveForReader(ctx, { access, env: envB, vars: vb }, false, { overlays })).resolved,
+  ];
+  const pulled = (vars: Map<string, PlainVar>, resolved: Map<string, Resolution>, key: string) => {
+    const stored = vars.get(key)!.value;
+    if (!containsReference(stored)) return { stored, ok: true as const, value: stored };
+    const r = resolved.get(key)!;
+    return r.ok ? { stored, ok: true as const, value: r.value } : { stored, ok: false as const, code: r.code };
+  };
+  const different: string[] = [];
+  const sameByReference: string[] = [];
+  for (const key of va.keys()) {
+    if (!vb.has(key)) continue;
+    const [x, y] = [pulled(va, ra, key), pulled(vb, rb, key)];
+    const same = x.ok && y.ok ? x.value === y.value : !x.ok && !y.ok && x.stored === y.stored && x.code === y.code;
+    if (!same) different.push(key);
+    else if (x.stored !== y.stored) sameByReference.push(key);
+  }
+  const sorted = (xs: Iterable<string>) => [...xs].sort();
+  return {
+    onlyInA: sorted([...va.keys()].filter((k) => !vb.has(k))),
+    onlyInB: sorted([...vb.keys()].filter((k) => !va.has(k))),
+    different: sorted(different),
+    sameByReference: sorted(sameByReference),
+  };
 }
 
 /** One environment's changes, written as one revision (writeEnvChanges). */

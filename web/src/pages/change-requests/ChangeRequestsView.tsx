@@ -1,10 +1,15 @@
 import type { Environment, Project } from '@svcenv/contract';
-import { useState } from 'preact/hooks';
-import { type ChangeRequest, type ChangeRequestStatus, listChangeRequests } from '../../api/change-requests.js';
+import { useEffect, useState } from 'preact/hooks';
+import {
+  type ChangeRequest,
+  type ChangeRequestStatus,
+  getChangeRequest,
+  listChangeRequests,
+} from '../../api/change-requests.js';
 import { EnvTabs } from '../../components/EnvTabs.js';
 import { useAsync } from '../../hooks.js';
 import { relativeTime } from '../../lib/format.js';
-import { Async, Empty, Pill } from '../../ui.js';
+import { Async, Empty, ErrorBanner, Pill } from '../../ui.js';
 import { RequestDetail, STATUS_TONE } from './RequestDetail.js';
 
 const FILTERS: { id: ChangeRequestStatus | 'all'; label: string }[] = [
@@ -26,6 +31,8 @@ export function ChangeRequestsView({
   onEnv,
   counts,
   onApplied,
+  request,
+  onRequestClosed,
 }: {
   project: Project;
   envs: Environment[];
@@ -35,13 +42,23 @@ export function ChangeRequestsView({
   counts: Record<string, number>;
   /** After an approval: shows the environment's variables. */
   onApplied: (env: string) => void;
+  /** A request to open at once (`?request=<id>`, linked from the audit log), and what closing it does. */
+  request?: string | null;
+  onRequestClosed?: () => void;
 }) {
   const current = envs.find((e) => e.name === env);
   return (
     <>
       <EnvTabs envs={envs} current={current?.name ?? null} onSelect={onEnv} counts={counts} />
       {current ? (
-        <EnvRequests key={current.name} project={project} env={current} onApplied={onApplied} />
+        <EnvRequests
+          key={current.name}
+          project={project}
+          env={current}
+          onApplied={onApplied}
+          linked={request ?? null}
+          onLinkedClosed={onRequestClosed}
+        />
       ) : (
         <Empty title="No environments for you">You have no access to any environment of this project.</Empty>
       )}
@@ -53,13 +70,29 @@ function EnvRequests({
   project,
   env,
   onApplied,
+  linked,
+  onLinkedClosed,
 }: {
   project: Project;
   env: Environment;
   onApplied: (env: string) => void;
+  linked: string | null;
+  onLinkedClosed: (() => void) | undefined;
 }) {
   const [filter, setFilter] = useState<ChangeRequestStatus | 'all'>('open');
   const [open, setOpen] = useState<ChangeRequest | null>(null);
+  // A linked request opens whatever its status, without changing the list's filter.
+  const link = useAsync(
+    () => (linked ? getChangeRequest(project.id, env.name, linked) : Promise.resolve(null)),
+    [project.id, env.name, linked],
+  );
+  useEffect(() => {
+    if (link.data) setOpen(link.data);
+  }, [link.data]);
+  const close = () => {
+    setOpen(null);
+    if (linked) onLinkedClosed?.();
+  };
   const list = useAsync(
     () => listChangeRequests(project.id, env.name, filter === 'all' ? undefined : filter),
     [project.id, env.name, filter],
@@ -71,6 +104,7 @@ function EnvRequests({
           ? `${env.name} requires approval: Developers' and tokens' changes arrive here for an Owner or project Admin to approve.`
           : `${env.name} does not require approval; change requests opened on it are still reviewed here.`}
       </p>
+      {linked && link.error ? <ErrorBanner error={link.error} onRetry={link.reload} /> : null}
       <fieldset class="segmented">
         <legend class="sr-only">Status</legend>
         {FILTERS.map((f) => (
@@ -116,7 +150,7 @@ function EnvRequests({
         <RequestDetail
           project={project}
           request={open}
-          onClose={() => setOpen(null)}
+          onClose={close}
           onChanged={list.reload}
           onShowVariables={() => onApplied(env.name)}
         />

@@ -6,21 +6,57 @@ import { useSaveValidated } from '../../components/Unresolved.js';
 import { useSubmit } from '../../hooks.js';
 import { canWrite } from '../../lib/access.js';
 import { DOTS, displayValue, isMasked } from '../../lib/mask.js';
-import { type Listing, overviewRows } from '../../lib/overview.js';
+import { type CellState, type Listing, overviewRows } from '../../lib/overview.js';
 import { useToast } from '../../toast.js';
 import { Button, Empty, ErrorBanner, Field, Pill, Spinner } from '../../ui.js';
 
 const STATUS = {
   same: { tone: 'ok', label: 'same' },
+  byRef: { tone: 'ok', label: 'same value, by reference' },
   differs: { tone: 'warn', label: 'differs' },
   missing: { tone: 'bad', label: 'missing somewhere' },
   set: { tone: 'neutral', label: 'secrets not compared' },
 } as const;
 
+const CELL_WORDS: Record<CellState, string> = {
+  set: 'set',
+  differs: 'differs',
+  only: 'only here',
+  same: 'same',
+  byRef: 'same value, by reference',
+  missing: 'missing',
+  unknown: '',
+};
+
+/**
+ * A cell's value as written and, for a reference, what it resolves to (the pulled value, which is what the
+ * comparison compares, ADR 0026). A masked value reads as dots; a masked resolution too (D26).
+ */
+function CellValue({ variable: v, masked }: { variable: Variable; masked: boolean }) {
+  const written = isMasked(v.value) ? DOTS : v.value || '(empty)';
+  return (
+    <>
+      <code class="overview-value" title={isMasked(v.value) ? undefined : v.value}>
+        {masked && v.resolvedValue === undefined ? DOTS : written}
+      </code>
+      {v.resolvedValue !== undefined && !isMasked(v.value) && (
+        <span class="overview-resolved" data-testid="overview-resolved">
+          →{' '}
+          <code title={isMasked(v.resolvedValue) ? undefined : v.resolvedValue}>
+            {displayValue(v.resolvedValue) || '(empty)'}
+          </code>
+        </span>
+      )}
+      {v.resolveError !== undefined && <span class="overview-resolved">does not resolve</span>}
+    </>
+  );
+}
+
 /**
  * The Overview tab: every key of the project across the environments the user can read, one row per key and a
- * column per environment, each cell present, missing or differing. Values compare as the listings show them:
- * plain values always, secrets only once revealed (which needs write, D23, and is audited), else "set". Where
+ * column per environment, each cell present, missing or differing. Values compare as a pull gives them (a
+ * reference by what it resolves to, ADR 0026), as far as the listings show them: plain values always, secrets
+ * only once revealed (which needs write, D23, and is audited), else "set". Where
  * the user may write, a value is edited in place and a missing key is copied from another environment through
  * the bulk upsert (reading a secret to copy it reveals it, so that needs write on the source too).
  */
@@ -88,7 +124,8 @@ export function OverviewView({ project, envs }: { project: Project; envs: Enviro
   );
   const needle = filter.trim().toLowerCase();
   const shown = rows.filter(
-    (r) => (!needle || r.key.toLowerCase().includes(needle)) && (!onlyGaps || r.status !== 'same'),
+    (r) =>
+      (!needle || r.key.toLowerCase().includes(needle)) && (!onlyGaps || (r.status !== 'same' && r.status !== 'byRef')),
   );
   const anyMasked = rows.some((r) => r.cells.some((c) => c.state === 'set'));
 
@@ -205,21 +242,8 @@ export function OverviewView({ project, envs }: { project: Project; envs: Enviro
                           />
                         ) : (
                           <>
-                            <code
-                              class="overview-value"
-                              title={cell.state === 'set' ? undefined : cell.variable?.value}
-                            >
-                              {cell.state === 'set' ? DOTS : cell.variable?.value || '(empty)'}
-                            </code>
-                            <span class="overview-state">
-                              {cell.state === 'set'
-                                ? 'set'
-                                : cell.state === 'differs'
-                                  ? 'differs'
-                                  : cell.state === 'only'
-                                    ? 'only here'
-                                    : 'same'}
-                            </span>
+                            {cell.variable && <CellValue variable={cell.variable} masked={cell.state === 'set'} />}
+                            <span class="overview-state">{CELL_WORDS[cell.state]}</span>
                             {canEdit(env) && (
                               <Button
                                 size="sm"

@@ -8,3 +8,12 @@ export function useTeam(owner: boolean) {
   const reloadAll = () => Promise.all([members.reload(), invites.reload()]).then(() => undefined);
   return { members, invites, reloadAll };
 }
+
+/**
+ * The workspace's Owners (name and email), for a member who needs someone to grant access: from the members
+ * list, which every member may read (spec "Workspace endpoints"), so no endpoint of its own.
+ */
+export function useWorkspaceOwners() {
+  const members = useAsync(listMembers, []);
+  return { ...members, data: members.data?.members.filter((m) => m.wsRole === 'Owner') };
+}

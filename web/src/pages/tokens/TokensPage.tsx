@@ -2,6 +2,7 @@ import type { AccessToken } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { revokeToken, rotateToken } from '../../api/tokens.js';
 import { CliSnippet } from '../../components/CliSnippet.js';
+import { GetCli } from '../../components/GetCli.js';
 import { OnceSecretDialog } from '../../components/OnceSecretDialog.js';
 import { Table } from '../../components/Table.js';
 import { useAction, useToast } from '../../toast.js';
@@ -67,6 +68,11 @@ export function TokensPage() {
           )
         }
       </Async>
+      {/* Where someone making a token looks for the CLI it is for (D39). */}
+      <h2 class="section-title" id="tokens-get-cli">
+        Get the CLI
+      </h2>
+      <GetCli labelledBy="tokens-get-cli" />
       {creating && (
         <CreateTokenDialog
           projects={projects}

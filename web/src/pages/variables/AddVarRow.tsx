@@ -7,7 +7,8 @@ import { Button, FormError } from '../../ui.js';
 type VarType = Variable['type'];
 
 /**
- * The form above the table that adds one variable. A key that already exists is never overwritten
+ * The form above the table that adds one variable. The value field grows into a text area for a multi-line
+ * value (a pasted PEM key keeps its lines; Shift+Enter starts one), as Edit's does. A key that already exists is never overwritten
  * silently: the form says so and offers to edit that variable instead, or to overwrite it on
  * an explicit second click (the previous value stays in its history).
  */
@@ -60,11 +61,19 @@ export function AddVarRow({
         title="Letters, digits and _; not starting with a digit"
       />
       <RefField
+        grow
         class="input mono"
         placeholder="value — ${OTHER_KEY}, ${env.KEY}, ${project.env.KEY} reference others"
         aria-label="New value"
         value={value}
         onValue={setValue}
+        onKeyDown={(e: KeyboardEvent) => {
+          // In the grown field Enter starts a line, as in Edit; Ctrl/Cmd+Enter adds the variable.
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            (e.currentTarget as HTMLElement).closest('form')?.requestSubmit();
+          }
+        }}
       />
       <select class="input" aria-label="Type" value={type} onChange={(e) => setType(e.currentTarget.value as VarType)}>
         <option value="secret">secret</option>
@@ -73,6 +82,11 @@ export function AddVarRow({
       <Button type="submit" variant="primary" busy={busy}>
         Add
       </Button>
+      <p class="add-var-hint muted small" data-testid="add-multiline-hint">
+        {value.includes('\n')
+          ? `${value.split('\n').length} lines: Enter starts a new line, Ctrl+Enter (⌘+Enter) or Add saves.`
+          : 'Shift+Enter starts a new line; pasted text keeps its line breaks.'}
+      </p>
       {conflict && (
         <div class="add-var-error alert alert-warn" role="alert" data-testid="add-conflict">
           <span>
