@@ -1,6 +1,6 @@
 import { Api } from '../api.js';
 import { splitList } from '../args.js';
-import { type Command, targetFlags } from '../command.js';
+import { type Command, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { readDotenvFile } from '../localfile.js';
 import { CONTEXT_KEYS, pullVars } from '../remote.js';
@@ -20,7 +20,7 @@ export const diffCommand: Command = {
   async run(args, ctx) {
     const file = (args.flags.file as string | undefined) || '.env';
     const local = readDotenvFile(ctx.cwd, file);
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const target = requireTarget(settings);
     const api = new Api(settings.apiUrl, requireToken(settings));
     const remote = await pullVars(api, { ...target, metadata: false });

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Api, ApiError } from '../api.js';
 import { shellLine, splitList } from '../args.js';
 import { fs, os } from '../builtins.js';
-import { type Command, type Context, targetFlags } from '../command.js';
+import { type Command, type Context, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, shown, usageError } from '../errors.js';
 import { openCache, type PullAnswer, type PullOptions, pullCached, readPulled } from '../remote.js';
@@ -65,7 +65,7 @@ export const runCommand: Command = {
     if (watch && args.flags.offline) throw usageError('--watch needs the server; it cannot be used with --offline');
     const restartSignal = parseSignal(args.flags['restart-signal']);
 
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const offline = resolveOfflineSettings({ maxStale: args.flags['max-stale'], offline: args.flags.offline }, ctx.env);
     const target = requireTarget(settings);
     const token = requireToken(settings);

@@ -1,6 +1,6 @@
 import { Api } from '../api.js';
 import { fs, path } from '../builtins.js';
-import type { Command } from '../command.js';
+import { type Command, settingFlags } from '../command.js';
 import {
   checkEnvName,
   MissingTargetError,
@@ -35,7 +35,7 @@ export const setupCommand: Command = {
     const projectFlag = nonEmpty(args.flags.project);
     const envFlag = nonEmpty(args.flags.env);
     // The flags count as given, so a broken `.svcenv.json` here is not read when setup is told what to write.
-    const settings = resolveSettings({ project: projectFlag, env: envFlag }, ctx.env, ctx.cwd);
+    const settings = resolveSettings({ ...settingFlags(args), project: projectFlag, env: envFlag }, ctx.env, ctx.cwd);
     const lookup = async (): Promise<ProjectRow[] | undefined> => {
       if (!settings.token) return undefined;
       const { operations: ops } = await import('../schemas.js');

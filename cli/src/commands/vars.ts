@@ -1,6 +1,6 @@
 import { Api } from '../api.js';
 import type { Parsed } from '../args.js';
-import { type Command, targetFlags } from '../command.js';
+import { type Command, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError, closest, looksLikeToken, shown, usageError } from '../errors.js';
 import { pullVars } from '../remote.js';
@@ -61,7 +61,7 @@ export const varsCommand: Command = {
         );
       }
     }
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env, ctx.cwd);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const target = requireTarget(settings);
     const api = new Api(settings.apiUrl, requireToken(settings));
     switch (sub) {
