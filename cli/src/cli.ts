@@ -19,6 +19,7 @@ import { logoutCommand } from './commands/logout.js';
 import { projectsCommand } from './commands/projects.js';
 import { pullCommand } from './commands/pull.js';
 import { pushCommand } from './commands/push.js';
+import { requestsCommand } from './commands/requests.js';
 import { runCommand } from './commands/run.js';
 import { setupCommand } from './commands/setup.js';
 import { upgradeCommand } from './commands/upgrade.js';
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   pushCommand,
   diffCommand,
   varsCommand,
+  requestsCommand,
   projectsCommand,
   whoamiCommand,
   logoutCommand,
