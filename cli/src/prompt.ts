@@ -93,6 +93,8 @@ export async function readToken(): Promise<string> {
       interrupted = true;
       return '';
     }
+    // Enter (CR in raw mode, LF from a pipe-like terminal) or Ctrl-D ends it.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: Ctrl-D is exactly what ends the input
     const end = t.search(/[\r\n\u0004]/);
     return end < 0 ? undefined : t.slice(0, end);
   }, true);

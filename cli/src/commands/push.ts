@@ -5,8 +5,8 @@ import { readDotenvFile } from '../localfile.js';
 import { CONTEXT_KEYS } from '../remote.js';
 import { allowUnresolvedFlag, explainUnresolved, validateQuery } from '../unresolved.js';
 import {
-  type Changes,
   approvalRequired,
+  type Changes,
   confirmProtected,
   defaultMessage,
   describeChanges,
