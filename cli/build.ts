@@ -123,6 +123,33 @@ function cliArgs(argv: string[]): { targets?: Target[]; version?: string; outdir
   return opts;
 }
 
+/**
+ * What `npm run build:cli` ends with: the executables written, which one is this machine's, and how to put it
+ * on PATH (ADR 0026). Nothing else says where they are.
+ */
+export function installNote(written: readonly string[]): string {
+  const lines = [
+    '',
+    `built ${written.length} svcenv executable${written.length === 1 ? '' : 's'}:`,
+    ...written.map((f) => `  ${f}`),
+  ];
+  const mine = written.find((f) => f.endsWith(`svcenv-${hostTarget}`));
+  if (mine) {
+    lines.push(
+      '',
+      `this machine's (${hostTarget}): ${mine}`,
+      'install it on your PATH (~/.local/bin must be on PATH; or sudo install ... /usr/local/bin/svcenv):',
+      `  mkdir -p ~/.local/bin && install -m 0755 ${mine} ~/.local/bin/svcenv`,
+      'then: svcenv version',
+    );
+  } else {
+    lines.push('', `none of them is for this machine (${hostTarget}); copy the one for the target machine there`);
+  }
+  lines.push('the API server serves them too: GET /v1/cli/download/<linux|darwin>/<x64|arm64> (see README.md)');
+  return `${lines.join('\n')}\n`;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  for (const file of build(cliArgs(process.argv.slice(2)))) process.stdout.write(`${file}\n`);
+  const written = build(cliArgs(process.argv.slice(2)));
+  process.stdout.write(installNote(written));
 }

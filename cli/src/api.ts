@@ -12,7 +12,7 @@ import { CliError } from './errors.js';
 /** The hint printed under an API error of each code. */
 export const HINTS: Record<string, string> = {
   UNAUTHORIZED:
-    'check the access token (`svcenv login --token ...` or SVCENV_TOKEN); pull accepts access tokens, not dashboard sessions',
+    "check the access token; make one on the dashboard's Tokens page, then `svcenv login --token -` (or --token, or SVCENV_TOKEN)",
   FORBIDDEN: 'the token lacks access to this project or environment (push needs a write-scope token)',
   NOT_FOUND: 'check --project (see `svcenv projects`) and --env',
   CIRCULAR_REFERENCE: 'fix the ${...} references of that variable in the dashboard',

@@ -3,7 +3,15 @@
  */
 import { Api, ApiError } from './api.js';
 import { type Parsed, parseArgs, renderFlagHelp } from './args.js';
-import { type Command, type CommandResult, type Context, flagsOf, usesToken } from './command.js';
+import {
+  type Command,
+  type CommandResult,
+  type Context,
+  flagsOf,
+  settingFlags,
+  tokenSource,
+  usesToken,
+} from './command.js';
 import { makeCompletionCommand } from './commands/completion.js';
 import { diffCommand } from './commands/diff.js';
 import { loginCommand } from './commands/login.js';
@@ -11,6 +19,7 @@ import { logoutCommand } from './commands/logout.js';
 import { projectsCommand } from './commands/projects.js';
 import { pullCommand } from './commands/pull.js';
 import { pushCommand } from './commands/push.js';
+import { requestsCommand } from './commands/requests.js';
 import { runCommand } from './commands/run.js';
 import { setupCommand } from './commands/setup.js';
 import { upgradeCommand } from './commands/upgrade.js';
@@ -30,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   pushCommand,
   diffCommand,
   varsCommand,
+  requestsCommand,
   projectsCommand,
   whoamiCommand,
   logoutCommand,
@@ -51,13 +61,14 @@ export function topHelp(): string {
     'Getting started: `svcenv login --token -` (paste an access token from the dashboard), then',
     '`svcenv setup` in your project directory, then `svcenv pull` or `svcenv run --all -- <command>`.',
     '',
-    'Settings come from flags, then SVCENV_TOKEN, SVCENV_PROJECT, SVCENV_ENV, SVCENV_OUTPUT, SVCENV_API_URL,',
-    'then the nearest .svcenv.json (project and env, written by `svcenv setup`), then',
-    '~/.config/svcenv/config.json (written by `svcenv login`).',
+    'Settings come from flags (--token, --api-url, --project, --env), then SVCENV_TOKEN, SVCENV_PROJECT,',
+    'SVCENV_ENV, SVCENV_OUTPUT, SVCENV_API_URL, then the nearest .svcenv.json (project and env, written by',
+    '`svcenv setup`), then ~/.config/svcenv/config.json (written by `svcenv login`).',
     '-p, -e and -f are short for --project, --env and --file.',
     'Without a stored token (CI jobs, pods): SVCENV_IDENTITY=<identity id> (or --identity) exchanges the',
     "platform's identity token (SVCENV_OIDC_TOKEN, SVCENV_OIDC_TOKEN_FILE, GitHub Actions or Kubernetes) for a",
-    'short-lived access token; SVCENV_TOKEN takes precedence over it, and it over the token of `svcenv login`.',
+    'short-lived access token; --token and SVCENV_TOKEN take precedence over it, and it over the token of',
+    '`svcenv login`. `--token -` reads the token from standard input (on a terminal: asked for, never echoed).',
     'Run `svcenv <command> --help` for the flags of a command; `svcenv completion bash|zsh|fish` for completion.',
     '',
   ].join('\n');
@@ -74,19 +85,33 @@ function wantsHelp(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
 }
 
-/** `svcenv --identity <id> <command> ...`: the global flag before the command, as after it. */
-function leadingIdentity(argv: readonly string[]): { identity?: string; argv: readonly string[] } {
-  const [first, second] = argv;
-  if (first === '--identity') {
-    if (second === undefined || second.startsWith('-')) throw usageError('--identity needs a value');
-    return { identity: second, argv: argv.slice(2) };
+/** The flags that may also come before the command: `svcenv --token - pull`, `svcenv --identity <id> run ...`. */
+const GLOBAL_FLAGS = ['identity', 'token', 'api-url'] as const;
+
+/** `svcenv --identity <id> <command> ...`: the global flags before the command, as after it. */
+function leadingGlobals(argv: readonly string[]): { globals: Record<string, string>; argv: readonly string[] } {
+  const globals: Record<string, string> = {};
+  let i = 0;
+  for (;;) {
+    const arg = argv[i];
+    const name = GLOBAL_FLAGS.find((f) => arg === `--${f}` || arg?.startsWith(`--${f}=`));
+    if (!arg || !name) break;
+    if (name in globals) throw usageError(`--${name} given twice`);
+    if (arg.includes('=')) {
+      globals[name] = arg.slice(arg.indexOf('=') + 1);
+      i += 1;
+      continue;
+    }
+    const value = argv[i + 1];
+    if (value === undefined || (value.startsWith('-') && value !== '-')) throw usageError(`--${name} needs a value`);
+    globals[name] = value;
+    i += 2;
   }
-  if (first?.startsWith('--identity=')) return { identity: first.slice('--identity='.length), argv: argv.slice(1) };
-  return { argv };
+  return { globals, argv: argv.slice(i) };
 }
 
 export async function dispatch(args: readonly string[], ctx: Context): Promise<CommandResult> {
-  const { identity, argv } = leadingIdentity(args);
+  const { globals, argv } = leadingGlobals(args);
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     const sub = name === 'help' ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
@@ -108,9 +133,10 @@ export async function dispatch(args: readonly string[], ctx: Context): Promise<C
   }
   if (wantsHelp(rest)) return { stdout: commandHelp(command) };
   const parsed: Parsed = parseArgs(rest, flagsOf(command), command.name, { commandAfterFlags: command.name === 'run' });
-  if (identity !== undefined) {
-    if (!usesToken(command)) throw usageError(`${command.name} takes no --identity`);
-    parsed.flags.identity ??= identity;
+  for (const [flag, value] of Object.entries(globals)) {
+    if (!(flag in flagsOf(command))) throw usageError(`${command.name} takes no --${flag}`);
+    if (parsed.flags[flag] !== undefined) throw usageError(`--${flag} given twice`);
+    parsed.flags[flag] = value;
   }
   if (command.name !== 'run' && parsed.rest !== undefined)
     throw usageError(`${command.name} takes no \`--\` arguments`);
@@ -125,18 +151,27 @@ export async function dispatch(args: readonly string[], ctx: Context): Promise<C
         : undefined;
     throw usageError(`unexpected argument ${shown(arg)}`, fileHint ?? `see: svcenv ${command.name} --help`);
   }
-  let runCtx = await withIdentity(command, parsed, ctx);
+  // `--token -` (D61's flag, or login's): read once here, so that every command takes it the same way.
+  let tokenCtx = ctx;
+  if (parsed.flags.token === '-') {
+    const { readToken } = await import('./prompt.js');
+    const token = await readToken();
+    if (!token) throw usageError('no token on standard input (--token -)', 'paste the access token, then Enter');
+    parsed.flags.token = token;
+    tokenCtx = Object.assign(Object.create(ctx) as Context, { tokenFromStdin: true });
+  } else if (parsed.flags.token === '') throw usageError('--token is empty');
+  let runCtx = await withIdentity(command, parsed, tokenCtx);
   try {
     try {
       return await command.run(parsed, runCtx);
     } catch (err) {
       const identity = runCtx.identity;
       if (!(identity && err instanceof ApiError && err.status === 401)) throw err;
-      await forgetIdentityToken(ctx.env, resolveSettings({}, ctx.env, ctx.cwd).apiUrl, identity.identity);
+      await forgetIdentityToken(ctx.env, apiUrlOf(parsed, ctx), identity.identity);
       // A cached token refused: the identity changed since it was issued. Once more with a new exchange,
       // unless the command already started a program (`run --watch` refused mid-way).
       if (!identity.cached || (command.name === 'run' && parsed.flags.watch)) throw err;
-      runCtx = await withIdentity(command, parsed, ctx);
+      runCtx = await withIdentity(command, parsed, tokenCtx);
       return await command.run(parsed, runCtx);
     }
   } catch (err) {
@@ -144,8 +179,54 @@ export async function dispatch(args: readonly string[], ctx: Context): Promise<C
     if (err instanceof EnvNameError) throw await withLowered(err);
     if (err instanceof ApiError && err.status === 404 && command.flags.env)
       throw await withEnvGuess(err, parsed, runCtx);
+    if (err instanceof ApiError && err.status === 401 && err.code === 'UNAUTHORIZED' && sendsToken(command))
+      throw notAccepted(err, parsed, runCtx);
     throw err;
   }
+}
+
+const sendsToken = (c: Command) => usesToken(c) || c.name === 'login';
+
+/** The API URL of a command line: --api-url, then SVCENV_API_URL, the config file, the default. */
+function apiUrlOf(parsed: Parsed, ctx: Context): string {
+  return resolveSettings({ apiUrl: parsed.flags['api-url'] }, ctx.env, ctx.cwd).apiUrl;
+}
+
+/**
+ * A 401 to a request made with an access token says so, and where to make one, instead of the server's words
+ * for whichever credential it took the text for (a text without the `tok_live_` prefix is read as a dashboard
+ * session: "invalid or expired session"). The server's reason stays when it is about the token (revoked,
+ * expired, its creator gone). A refused identity exchange (D61) happens before the command and is not this.
+ */
+function notAccepted(err: ApiError, parsed: Parsed, ctx: Context): CliError {
+  let settings: Settings;
+  try {
+    settings = resolveSettings(settingFlags(parsed), ctx.env, ctx.cwd);
+  } catch {
+    return err;
+  }
+  const token = settings.token ?? '';
+  const from = tokenSource(parsed, ctx);
+  let origin: string;
+  try {
+    origin = new URL(settings.apiUrl).origin;
+  } catch {
+    return err;
+  }
+  const where = `make an access token on the dashboard's Tokens page (${origin}/tokens), then \`svcenv login --token -\` and paste it (or pass --token, or set SVCENV_TOKEN)`;
+  // D61: a refused exchange, or the token it issued refused, keeps the server's words.
+  if (ctx.identity) return err;
+  if (token.startsWith('eyJ')) {
+    return new CliError(err.code, `the credential from ${from} is a dashboard session, not an access token`, where);
+  }
+  if (!token.startsWith('tok_')) {
+    return new CliError(
+      err.code,
+      `the credential from ${from} is not an access token (access tokens begin with tok_live_)`,
+      where,
+    );
+  }
+  return new CliError(err.code, `the access token from ${from} was not accepted: ${err.message}`, where);
 }
 
 /**
@@ -157,8 +238,9 @@ async function withIdentity(command: Command, parsed: Parsed, ctx: Context): Pro
   if (!usesToken(command)) return ctx;
   const flag = parsed.flags.identity;
   const identity = (typeof flag === 'string' ? flag : ctx.env.SVCENV_IDENTITY)?.trim();
-  if (!identity || ctx.env.SVCENV_TOKEN) return ctx;
-  const { apiUrl } = resolveSettings({}, ctx.env, ctx.cwd);
+  // D61: --token and SVCENV_TOKEN take precedence over an identity.
+  if (!identity || parsed.flags.token !== undefined || ctx.env.SVCENV_TOKEN) return ctx;
+  const apiUrl = apiUrlOf(parsed, ctx);
   const issued = await identityToken(ctx.env, apiUrl, identity, parsed.flags.offline === true);
   return Object.assign(Object.create(ctx) as Context, {
     env: { ...ctx.env, SVCENV_TOKEN: issued.token },
@@ -193,7 +275,7 @@ async function withLowered(err: EnvNameError): Promise<CliError> {
 async function withEnvGuess(err: ApiError, parsed: Parsed, ctx: Context): Promise<CliError> {
   let settings: Settings;
   try {
-    settings = resolveSettings({ project: parsed.flags.project, env: parsed.flags.env }, ctx.env);
+    settings = resolveSettings(settingFlags(parsed), ctx.env, ctx.cwd);
   } catch {
     return err;
   }

@@ -29,9 +29,12 @@ function write(fd: 1 | 2, text: string): Promise<void> {
   }
 }
 
+/** The CLI's own refusals, printed as `error:`; every other code is the API's (D37a) or names a failure kind. */
+const LOCAL_CODES = new Set(['USAGE', 'CONFIG', 'FILE', 'CONFIRM']);
+
 function describe(err: unknown): string {
   if (err instanceof CliError) {
-    const prefix = err.code === 'USAGE' || err.code === 'CONFIG' || err.code === 'FILE' ? 'error' : err.code;
+    const prefix = LOCAL_CODES.has(err.code) ? 'error' : err.code;
     return `${prefix}: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
   }
   // Unexpected: the message only, never a stack with arguments (which may hold values).

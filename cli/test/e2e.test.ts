@@ -288,10 +288,11 @@ describe('push and diff', () => {
     expect(forbidden.stderr).toMatch(/^FORBIDDEN: /);
     const push = await runCli(['push', '--env', 'staging'], { env: { ...env, ...home() }, cwd });
     expect(push.code, push.stderr).toBe(0);
-    expect(push.stdout).toBe('2 created, 0 updated\n');
+    // The specification's line, then the keys (ADR 0026).
+    expect(push.stdout).toBe('2 created, 0 updated\ncreated: NEW_KEY, PORT\n');
     writeFileSync(join(cwd, '.env'), 'PORT=9091\nONLY_STAGING=changed\n');
     const again = await runCli(['push', '--env', 'staging'], { env: { ...env, ...home() }, cwd });
-    expect(again.stdout).toBe('0 created, 2 updated\n');
+    expect(again.stdout).toBe('0 created, 2 updated\nupdated: PORT, ONLY_STAGING\n');
     // Keys absent from the file are left alone, and types are kept.
     const vars = await server.request('GET', `/v1/projects/${project.id}/envs/staging/vars?reveal=true`, {
       token: writeToken,
@@ -355,9 +356,10 @@ describe('push and diff', () => {
     const text = readFileSync(join(cwd, '.env'), 'utf8');
     const edited = `${text.replace(/^PLAIN=.*$/m, 'PLAIN=two').replace(/^HOST_ALIAS=.*$/m, "HOST_ALIAS='${DATABASE_URL}'")}NEW=1\n`;
     writeFileSync(join(cwd, '.env'), edited);
-    const second = await runCli(['push'], { env: pe, cwd });
+    // prod is protected: a push that changes it is confirmed (--yes here, ADR 0026); the one above changed nothing.
+    const second = await runCli(['push', '--yes'], { env: pe, cwd });
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stdout).toBe('1 created, 1 updated\n');
+    expect(second.stdout).toBe('1 created, 1 updated\ncreated: NEW\nupdated: PLAIN\n');
     const last = await listing();
     expect(last.PLAIN).toMatchObject({ value: 'two', type: 'plain' });
     expect(last.NEW).toMatchObject({ value: '1', type: 'secret' });
@@ -418,7 +420,7 @@ describe('push and diff', () => {
       expect(vars.body.vars.find((v) => v.key === 'SHARED')?.value).toBe('colleague');
       // Straight to the server (no change in between), the same push goes through.
       const direct = await runCli(['push'], { env: { ...e, SVCENV_API_URL: server.url }, cwd });
-      expect([direct.code, direct.stdout]).toEqual([0, '0 created, 1 updated\n']);
+      expect([direct.code, direct.stdout]).toEqual([0, '0 created, 1 updated\nupdated: SHARED\n']);
     } finally {
       proxy.close();
     }

@@ -63,3 +63,45 @@ export async function waitFor(check: () => boolean, what: string, ms = 10_000): 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Single-quoted for sh, whatever it holds. */
+const shq = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+export interface InTerminal {
+  /** Everything the terminal showed so far (stdout and stderr together, and whatever it echoed). */
+  screen(): string;
+  /** Types `text` (a key press per character, `\r` for Enter). */
+  type(text: string): void;
+  done: Promise<{ code: number | null; screen: string }>;
+}
+
+/**
+ * The compiled svcenv with a terminal for its standard input, output and error: util-linux `script` runs it
+ * in a pseudo-terminal and passes what the test types on to it (the terminal echoes it unless svcenv turns
+ * echo off). Only the environment given reaches it, as with runCli.
+ */
+export function runInTerminal(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; binary?: string } = {},
+): InTerminal {
+  const line = [opts.binary ?? hostBinary, ...args].map(shq).join(' ');
+  const child = spawn('script', ['-qec', line, '/dev/null'], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'dumb', ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let screen = '';
+  child.stdout!.on('data', (d) => {
+    screen += d;
+  });
+  child.stderr!.on('data', (d) => {
+    screen += d;
+  });
+  child.stdin!.on('error', () => {});
+  const done = new Promise<{ code: number | null; screen: string }>((resolve) =>
+    child.on('close', (code) => {
+      resolve({ code, screen });
+    }),
+  );
+  return { screen: () => screen, type: (text) => child.stdin!.write(text), done };
+}

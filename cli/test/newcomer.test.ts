@@ -23,7 +23,7 @@ const SECRET = 'hunter2-correct-horse';
 
 let server: ServerProcess;
 let jwt: string;
-let project: { id: string; name: string };
+let project: { id: string; name: string; slug: string };
 let writeToken: { id: string; token: string };
 let readToken: string;
 /** SVCENV_* for the write token; each test adds HOME and what it checks. */
@@ -294,7 +294,7 @@ describe('D58: setup and .svcenv.json', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^${project.id} .*Shop API +dev, staging, prod$`, 'm'));
-    expect(r.stdout).toContain(`svcenv setup --project ${project.id} --env dev`);
+    expect(r.stdout).toContain(`svcenv setup --project ${project.slug} --env dev`);
     expect(existsSync(join(cwd, '.svcenv.json'))).toBe(false);
     const none = await runCli(['setup'], { env: { SVCENV_API_URL: server.url, ...home() }, cwd });
     expect([none.code, none.stderr]).toEqual([
@@ -327,11 +327,18 @@ describe('D58: setup and .svcenv.json', () => {
     expect(pasted.stderr + pasted.stdout).not.toContain(readToken);
     expect(existsSync(join(root, '.svcenv.json'))).toBe(false);
 
+    // D48/D58: given the id, the file names the project by its slug, and says so.
     const r = await runCli(['setup', '-p', project.id, '-e', 'staging'], { env: e, cwd: root });
     expect(r.code, r.stderr).toBe(0);
     const file = join(root, '.svcenv.json');
-    expect(r.stdout).toContain(`wrote ${file}: project ${project.id}, env staging`);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ project: project.id, env: 'staging' });
+    expect(r.stdout).toContain(
+      `wrote ${file}: project shop-api, env staging\n(${project.id} is the project shop-api: the file names it by its slug)\n`,
+    );
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ project: 'shop-api', env: 'staging' });
+    // Again with only the id: the env written for that project stays.
+    const again = await runCli(['setup', '-p', project.id], { env: e, cwd: root });
+    expect(again.stdout).toContain(`wrote ${file}: project shop-api, env staging\n`);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ project: 'shop-api', env: 'staging' });
     expect(statSync(file).mode & 0o777).toBe(0o644);
     expect(readFileSync(file, 'utf8')).not.toContain('tok_');
 

@@ -102,7 +102,7 @@ describe('D67 in the CLI', () => {
     expect(refused.stderr).toContain('--allow-unresolved');
     expect(await keys()).toEqual(before);
     const pushed = await runCli(['push', '--allow-unresolved'], { env, cwd });
-    expect([pushed.code, pushed.stdout]).toEqual([0, '4 created, 0 updated\n']);
+    expect([pushed.code, pushed.stdout]).toEqual([0, '4 created, 0 updated\ncreated: A, B, B2, C\n']);
   });
 
   it('--help and the completion scripts name --allow-unresolved', async () => {

@@ -225,6 +225,10 @@ describe(`change requests (D47, ${dialectName})`, () => {
         const r = await app.request(method, path, { token: auth, body });
         expect(r.status, `${who} ${name}: ${r.text}`).toBe(403);
         expect(r.error.code, `${who} ${name}`).toBe('APPROVAL_REQUIRED');
+        // Plain words for whoever reads it (a CLI user, a script's log), not a raw API path.
+        expect(r.error.message).toBe(
+          'environment "dev" requires approval: propose the change as a change request, which an Owner or project Admin approves',
+        );
       }
     }
     // A read-only member lacks the write permission itself: FORBIDDEN, not APPROVAL_REQUIRED.

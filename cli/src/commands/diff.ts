@@ -1,6 +1,6 @@
 import { Api } from '../api.js';
 import { splitList } from '../args.js';
-import { type Command, targetFlags } from '../command.js';
+import { type Command, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { readDotenvFile } from '../localfile.js';
 import { CONTEXT_KEYS, pullVars } from '../remote.js';
@@ -15,12 +15,14 @@ export const diffCommand: Command = {
     keys: { type: 'string', description: 'compare only these keys (comma-separated)' },
   },
   details:
-    'Output: "~ KEY" both have it with different values, "+ KEY" remote only, "- KEY" local only.\n' +
+    'Output: "~ KEY" both have it with different values, "+ KEY" remote only, "- KEY" local only\n' +
+    '(on a terminal a legend under the list says so). `svcenv push` would create the "-" keys and\n' +
+    'update the "~" ones.\n' +
     'Exit status: 0 no differences, 1 differences or an error.',
   async run(args, ctx) {
     const file = (args.flags.file as string | undefined) || '.env';
     const local = readDotenvFile(ctx.cwd, file);
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const target = requireTarget(settings);
     const api = new Api(settings.apiUrl, requireToken(settings));
     const remote = await pullVars(api, { ...target, metadata: false });
@@ -37,6 +39,10 @@ export const diffCommand: Command = {
       else if (l !== r) lines.push(`~ ${key}`);
     }
     if (lines.length === 0) return { stderr: 'no differences\n', exitCode: 0 };
-    return { stdout: `${lines.join('\n')}\n`, exitCode: 1 };
+    // The symbols are the specification's, read from the server's side ("-": the server lacks it, not "a push
+    // deletes it"): a person at a terminal gets a legend; a script reading the output never does (ADR 0026).
+    const { stdoutIsTerminal } = await import('../prompt.js');
+    const legend = (await stdoutIsTerminal()) ? `+ only on the server, - only in ${file}, ~ differ\n` : '';
+    return { stdout: `${lines.join('\n')}\n${legend}`, exitCode: 1 };
   },
 };

@@ -10,18 +10,16 @@ import {
 } from '../config.js';
 import { CliError } from '../errors.js';
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').trim();
-}
-
 export const loginCommand: Command = {
   name: 'login',
   summary: 'Check an access token and write it to the config file',
   usage: 'svcenv login --token <ACCESS_TOKEN|-> [--api-url <url>]',
   flags: {
-    token: { type: 'string', description: 'access token (tok_live_...); "-" reads it from standard input' },
+    token: {
+      type: 'string',
+      description:
+        'access token (tok_live_...); "-" reads it from standard input (on a terminal: asked for, never echoed)',
+    },
     'api-url': {
       type: 'string',
       description: `API base URL (default: $SVCENV_API_URL, the config file, ${DEFAULT_API_URL})`,
@@ -42,9 +40,8 @@ export const loginCommand: Command = {
       if (!(err instanceof CliError)) throw err;
       replaced = `note: ${err.message}; it is replaced\n`;
     }
-    let token = args.flags.token as string | undefined;
-    if (token === '-') token = await readStdin();
-    token ||= ctx.env.SVCENV_TOKEN || undefined;
+    // `--token -` was read from standard input by dispatch (cli.ts), without echo on a terminal.
+    const token = (args.flags.token as string | undefined) || ctx.env.SVCENV_TOKEN || undefined;
     if (!token)
       throw new CliError('USAGE', 'no token given', 'pass --token <ACCESS_TOKEN> or --token - to read it from stdin');
     if (token.startsWith('eyJ')) {

@@ -1,5 +1,5 @@
 import { Api } from '../api.js';
-import type { Command } from '../command.js';
+import { type Command, settingFlags } from '../command.js';
 import { requireToken, resolveSettings } from '../config.js';
 
 export const projectsCommand: Command = {
@@ -7,8 +7,8 @@ export const projectsCommand: Command = {
   summary: 'List the id, slug, name and environments of every project the token can see',
   usage: 'svcenv projects',
   flags: {},
-  async run(_args, ctx) {
-    const settings = resolveSettings({}, ctx.env);
+  async run(args, ctx) {
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const api = new Api(settings.apiUrl, requireToken(settings));
     const { operations: ops } = await import('../schemas.js');
     const { projects } = await api.json(ops.listProjects);

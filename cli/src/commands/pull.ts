@@ -1,7 +1,7 @@
 import { parseDotenv } from '@svcenv/contract/dotenv-parse';
 import { Api } from '../api.js';
 import { path } from '../builtins.js';
-import { type Command, targetFlags } from '../command.js';
+import { type Command, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, usageError } from '../errors.js';
 import { appendGithubEnv, gitIgnoreWarning, writeSecretFile } from '../files.js';
@@ -58,7 +58,7 @@ export const pullCommand: Command = {
     const watch = args.flags.watch === true;
     if (watch && args.flags.stdout) throw usageError('--watch rewrites a file; it cannot be used with --stdout');
     if (watch && args.flags.offline) throw usageError('--watch needs the server; it cannot be used with --offline');
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const offline = resolveOfflineSettings({ maxStale: args.flags['max-stale'], offline: args.flags.offline }, ctx.env);
     const target = requireTarget(settings);
     const token = requireToken(settings);

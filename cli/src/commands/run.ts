@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Api, ApiError } from '../api.js';
 import { shellLine, splitList } from '../args.js';
 import { fs, os } from '../builtins.js';
-import { type Command, type Context, targetFlags } from '../command.js';
+import { type Command, type Context, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, shown, usageError } from '../errors.js';
 import { openCache, type PullAnswer, type PullOptions, pullCached, readPulled } from '../remote.js';
@@ -17,12 +17,16 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'Run a command with variables as environment variables, scrubbing them from its output',
   usage:
-    'svcenv run [--project <id|slug>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
+    'svcenv run [--project <id|slug>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--scrub all|secrets] [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
   flags: {
     ...targetFlags,
     only: { type: 'string', description: 'expose only these keys (comma-separated)' },
     all: { type: 'boolean', description: 'expose every variable of the environment' },
     except: { type: 'string', description: 'with --all: keys to leave out (comma-separated)' },
+    scrub: {
+      type: 'string',
+      description: 'all: every exposed value is replaced by *** in the output (default); secrets: only secret ones',
+    },
     ...offlineFlags,
     watch: { type: 'boolean', description: 'restart the command when the variables change' },
     'restart-signal': {
@@ -33,7 +37,10 @@ export const runCommand: Command = {
   details:
     'Variables reach the command as environment variables, never as arguments; {{KEY}} in the arguments\n' +
     'is replaced by the value just before the command starts (the key must be in scope). Every exposed\n' +
-    "value of 6 or more characters is replaced by *** in the command's stdout and stderr. The command's\n" +
+    "value of 6 or more characters is replaced by *** in the command's stdout and stderr, and so are its\n" +
+    'hex, base64, URL and JSON encodings. --scrub secrets scrubs only the values of secret variables (and\n' +
+    'of plain ones whose references reach a secret), so a plain DB_HOST stays readable in logs; it reads the\n' +
+    "variables' types from the server (one more request), and scrubs every value when it cannot. The command's\n" +
     'exit status is passed through; SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to it.\n' +
     'Not a sandbox: a program can still send its environment elsewhere.\n' +
     '--only pulls only its keys (and what they reference): a broken reference elsewhere in the\n' +
@@ -64,8 +71,9 @@ export const runCommand: Command = {
     if (!watch && args.flags['restart-signal'] !== undefined) throw usageError('--restart-signal needs --watch');
     if (watch && args.flags.offline) throw usageError('--watch needs the server; it cannot be used with --offline');
     const restartSignal = parseSignal(args.flags['restart-signal']);
+    const scrub = parseScrub(args.flags.scrub);
 
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const offline = resolveOfflineSettings({ maxStale: args.flags['max-stale'], offline: args.flags.offline }, ctx.env);
     const target = requireTarget(settings);
     const token = requireToken(settings);
@@ -73,6 +81,13 @@ export const runCommand: Command = {
     // D67: --only pulls only its keys, so a broken reference elsewhere in the environment does not fail it.
     const only = scope.kind === 'only' ? scope.keys : undefined;
     let pull: PullOptions = { ...target, metadata: true, format: 'dotenv', keys: only };
+    // --scrub secrets: the types come from the masked listing, asked for beside the pull; the default path
+    // makes no such request. Offline there are none to ask for: every value is scrubbed.
+    const types =
+      scrub === 'secrets'
+        ? () => (offline.offline ? Promise.resolve(unknownTypes('--offline')) : secretKeys(api, target))
+        : undefined;
+    const firstTypes = types?.();
     const cache = openCache(api, pull, offline, ctx.identity?.cacheKey ?? token);
     let answer: Awaited<ReturnType<typeof pullCached>>;
     try {
@@ -89,7 +104,8 @@ export const runCommand: Command = {
     const note = noteTo(ctx.stderr, ctx.stderrFd);
     // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
     if (answer.fallback) note(`warning: ${answer.fallback}`);
-    const first = prepare(answer, scope, [command, ...commandArgs], ctx, token);
+    const scrubbed = await scrubbedKeys(firstTypes, note);
+    const first = prepare(answer, scope, [command, ...commandArgs], ctx, token, scrubbed);
     // The cache is written once the command has started: it needs none of it (D42).
     const keep = () => answer.keep?.();
     if (!watch) return { exitCode: await execScrubbed(first.argv, first.env, first.automaton, ctx, keep) };
@@ -101,6 +117,7 @@ export const runCommand: Command = {
         note,
         restartSignal,
         token,
+        types: types && (() => scrubbedKeys(types(), note)),
         watch: { api, pull, cache: await cache, etag: answer.etag ?? '' },
       }),
     };
@@ -119,6 +136,56 @@ interface Prepared {
   env: Record<string, string>;
   automaton: ScrubAutomaton;
   exposed: ReadonlyMap<string, string>;
+  /** Whose values were scrubbed (--scrub secrets), kept for the start after a restart. */
+  scrubbed: Scrubbed;
+}
+
+/**
+ * Which exposed keys have their values scrubbed: every one (undefined: the specification's default, spec run
+ * rule 6) or, with `--scrub secrets`, those this says yes to.
+ */
+type Scrubbed = ((key: string) => boolean) | undefined;
+type Types = { scrubbed: (key: string) => boolean } | { unknown: string };
+
+const unknownTypes = (why: string): Types => ({ unknown: why });
+
+/** `--scrub`: `all` (the default) or `secrets`; anything else is refused and not repeated. */
+export function parseScrub(raw: string | boolean | undefined): 'all' | 'secrets' {
+  if (raw === undefined || raw === 'all') return 'all';
+  if (raw === 'secrets') return 'secrets';
+  throw usageError('--scrub takes all or secrets', 'svcenv run --scrub secrets --all -- <command>');
+}
+
+/**
+ * --scrub secrets: the masked listing (a read token suffices) tells each key's type. Scrubbed are the secret
+ * variables, the plain ones whose resolution used a secret (their `resolvedValue` is masked, D26: a
+ * `postgres://app:${DB_PASSWORD}@db` holds the password), those that do not resolve or decrypt, and any key the
+ * listing does not name (changed since): only a plain value known to hold no secret is shown.
+ */
+async function secretKeys(api: Api, t: { project: string; env: string }): Promise<Types> {
+  try {
+    const { operations: ops } = await import('../schemas.js');
+    const { vars } = await api.json(ops.listVars, { params: { id: t.project, env: t.env } });
+    const plain = new Set(
+      vars
+        .filter(
+          (v) => v.type === 'plain' && !v.resolveError && !v.valueError && !(v.resolvedValue ?? '').includes('***'),
+        )
+        .map((v) => v.key),
+    );
+    return { scrubbed: (key) => !plain.has(key) };
+  } catch (err) {
+    return unknownTypes(err instanceof CliError ? `${err.code}: ${err.message}` : String(err));
+  }
+}
+
+/** The types asked for, or every value scrubbed (with a warning) when they could not be read. */
+async function scrubbedKeys(types: Promise<Types> | undefined, note: (line: string) => void): Promise<Scrubbed> {
+  if (!types) return undefined;
+  const got = await types;
+  if ('scrubbed' in got) return got.scrubbed;
+  note(`warning: --scrub secrets: the variables' types could not be read (${got.unknown}); every value is scrubbed`);
+  return undefined;
 }
 
 function prepare(
@@ -127,7 +194,8 @@ function prepare(
   command: readonly string[],
   ctx: Pick<Context, 'env'>,
   token: string,
-  previous?: ReadonlyMap<string, string>,
+  scrubbed: Scrubbed,
+  previous?: Prepared,
 ): Prepared {
   const { vars, context } = readPulled(answer);
   const exposed = selectScope(vars, scope);
@@ -145,10 +213,13 @@ function prepare(
   // replaced are scrubbed too: the new command may still print an old secret (from a file, a log).
   const automaton = new ScrubAutomaton(function* () {
     yield token;
-    for (const [k, v] of exposed) if (!context.has(k)) yield v;
-    if (previous) for (const [k, v] of previous) if (!context.has(k)) yield v;
+    for (const [k, v] of exposed) if (!context.has(k) && (!scrubbed || scrubbed(k))) yield v;
+    if (previous) {
+      const before = previous.scrubbed;
+      for (const [k, v] of previous.exposed) if (!context.has(k) && (!before || before(k))) yield v;
+    }
   });
-  return { argv, env, automaton, exposed };
+  return { argv, env, automaton, exposed, scrubbed };
 }
 
 /** `--restart-signal`: `SIGHUP`, `HUP` or `hup`; SIGTERM by default. The value is never repeated. */
@@ -182,6 +253,8 @@ async function runWatching(
     note: (line: string) => void;
     restartSignal: NodeJS.Signals;
     token: string;
+    /** --scrub secrets: the types again for each new start (a key may have become secret). */
+    types: (() => Promise<Scrubbed>) | undefined;
     watch: Pick<Parameters<typeof watchChanges>[0], 'api' | 'pull' | 'cache' | 'etag'>;
   },
 ): Promise<number> {
@@ -203,7 +276,8 @@ async function runWatching(
   const onChange = async (answer: PullAnswer) => {
     let next: Prepared;
     try {
-      next = prepare(answer, o.scope, o.command, o.ctx, o.token, current.prepared.exposed);
+      const scrubbed = o.types ? await o.types() : undefined;
+      next = prepare(answer, o.scope, o.command, o.ctx, o.token, scrubbed, current.prepared);
     } catch (err) {
       o.note(`svcenv: the variables changed, but the command keeps its old values: ${(err as Error).message}`);
       return;

@@ -1,6 +1,6 @@
 import { Api } from '../api.js';
 import { fs, path } from '../builtins.js';
-import type { Command } from '../command.js';
+import { type Command, settingFlags } from '../command.js';
 import {
   checkEnvName,
   MissingTargetError,
@@ -30,12 +30,14 @@ export const setupCommand: Command = {
   details:
     'Every command run in this directory or below it then uses that project and env, unless a flag or\n' +
     'SVCENV_PROJECT/SVCENV_ENV says otherwise. The file holds no secret: commit it. With an access token\n' +
-    '(`svcenv login`) the project and env are checked against what the token can see before writing.',
+    '(`svcenv login`) the project and env are checked against what the token can see before writing, and\n' +
+    'the project is written by its slug (given its id, setup looks the slug up); if the slug is changed\n' +
+    'later, run setup again.',
   async run(args, ctx) {
     const projectFlag = nonEmpty(args.flags.project);
     const envFlag = nonEmpty(args.flags.env);
     // The flags count as given, so a broken `.svcenv.json` here is not read when setup is told what to write.
-    const settings = resolveSettings({ project: projectFlag, env: envFlag }, ctx.env, ctx.cwd);
+    const settings = resolveSettings({ ...settingFlags(args), project: projectFlag, env: envFlag }, ctx.env, ctx.cwd);
     const lookup = async (): Promise<ProjectRow[] | undefined> => {
       if (!settings.token) return undefined;
       const { operations: ops } = await import('../schemas.js');
@@ -61,12 +63,16 @@ export const setupCommand: Command = {
     const file = path().join(ctx.cwd, PROJECT_FILE);
     // Re-running setup with only --project keeps the env already written here for that same project.
     const here: ProjectFile = envFlag === undefined && fs().existsSync(file) ? readProjectFile(file) : {};
-    const env = envFlag ?? (here.project === project ? here.env : undefined);
-    if (env !== undefined) checkEnvName(env);
+    if (envFlag !== undefined) checkEnvName(envFlag);
 
     const notes: string[] = [];
     const projects = await lookup();
     let envs: string[] | undefined;
+    // D48/D58: the file names the project by its slug, which reads as the project in a review and in a
+    // commit; given an id, the project is looked up for it. Without a token it is written as given.
+    let written = project;
+    const names = new Set([project]);
+    let env = envFlag;
     if (projects) {
       const p = projects.find((x) => x.id === project || x.slug === project);
       if (!p) {
@@ -83,6 +89,12 @@ export const setupCommand: Command = {
         );
       }
       envs = p.envs;
+      names.add(p.id);
+      if (p.slug) {
+        names.add(p.slug);
+        written = p.slug;
+      }
+      env ??= here.project !== undefined && names.has(here.project) ? here.env : undefined;
       if (env !== undefined && !p.envs.includes(env)) {
         const guess = closest(env, p.envs);
         throw new CliError(
@@ -93,14 +105,17 @@ export const setupCommand: Command = {
       }
     } else {
       notes.push('note: not checked against the server (no access token; `svcenv login` first to check)');
+      env ??= here.project === project ? here.env : undefined;
     }
-    const content: ProjectFile = env === undefined ? { project } : { project, env };
+    if (env !== undefined) checkEnvName(env);
+    const content: ProjectFile = env === undefined ? { project: written } : { project: written, env };
     fs().writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o644 });
-    const out = [`wrote ${file}: project ${project}${env === undefined ? '' : `, env ${env}`}`];
+    const out = [`wrote ${file}: project ${written}${env === undefined ? '' : `, env ${env}`}`];
+    if (written !== project) out.push(`(${project} is the project ${written}: the file names it by its slug)`);
     if (env === undefined) {
       out.push(
         envs?.length
-          ? `no env yet: add one with \`svcenv setup --project ${project} --env <name>\` (${envs.join(', ')})`
+          ? `no env yet: add one with \`svcenv setup --project ${written} --env <name>\` (${envs.join(', ')})`
           : 'no env yet: add one with `svcenv setup --env <name>`',
       );
     }
@@ -128,7 +143,7 @@ function choices(projects: ProjectRow[]): string {
       .trimEnd(),
   );
   const first = projects[0]!;
-  const example = `svcenv setup --project ${first.id} --env ${first.envs[0] ?? '<name>'}`;
+  const example = `svcenv setup --project ${first.slug || first.id} --env ${first.envs[0] ?? '<name>'}`;
   return `${table.join('\n')}\n\nto use one of them in this directory, run for example:\n  ${example}\n`;
 }
 

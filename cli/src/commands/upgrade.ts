@@ -9,13 +9,20 @@ import { isCompiled } from '../platform.js';
 export const upgradeCommand: Command = {
   name: 'upgrade',
   summary: 'Install the latest svcenv from the API server, or only check with --check',
-  usage: 'svcenv upgrade [--check]',
-  flags: { check: { type: 'boolean', description: 'only report whether a newer version exists' } },
+  usage: 'svcenv upgrade [--check] [--api-url <url>]',
+  flags: {
+    check: { type: 'boolean', description: 'only report whether a newer version exists' },
+    'api-url': {
+      type: 'string',
+      description:
+        'API server to upgrade from (default: $SVCENV_API_URL, then the config file, then http://127.0.0.1:8080)',
+    },
+  },
   details:
     'Reads the release manifest of the configured API server (GET /v1/cli/latest), downloads the binary\n' +
     'for this machine, verifies its SHA-256 and that it runs, then atomically replaces this executable.',
   async run(args, ctx) {
-    const settings = resolveSettings({}, ctx.env);
+    const settings = resolveSettings({ apiUrl: args.flags['api-url'] }, ctx.env, ctx.cwd);
     const api = new Api(settings.apiUrl, undefined);
     const { operations: ops } = await import('../schemas.js');
     const manifest = await api.json(ops.cliLatest);

@@ -1,10 +1,19 @@
 import { Api } from '../api.js';
 import type { Parsed } from '../args.js';
-import { type Command, targetFlags } from '../command.js';
+import { type Command, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
 import { CliError, closest, looksLikeToken, shown, usageError } from '../errors.js';
 import { pullVars } from '../remote.js';
 import { allowUnresolvedFlag, explainUnresolved, validateQuery } from '../unresolved.js';
+import {
+  approvalRequired,
+  type Changes,
+  confirmProtected,
+  defaultMessage,
+  envFlags,
+  openChangeRequest,
+  writeFlags,
+} from '../writes.js';
 
 const SUBCOMMANDS = ['get', 'set', 'unset'] as const;
 type Sub = 'list' | (typeof SUBCOMMANDS)[number];
@@ -13,8 +22,8 @@ type Sub = 'list' | (typeof SUBCOMMANDS)[number];
 const SUB_FLAGS: Record<Sub, readonly string[]> = {
   list: ['reveal'],
   get: [],
-  set: ['secret', 'plain', 'allow-unresolved'],
-  unset: [],
+  set: ['secret', 'plain', 'allow-unresolved', 'yes', 'message'],
+  unset: ['yes', 'message'],
 };
 
 /**
@@ -22,19 +31,21 @@ const SUB_FLAGS: Record<Sub, readonly string[]> = {
  * in the dashboard); `get` prints one resolved value through pull (a read token suffices); `set` and
  * `unset` write through the bulk endpoints against the revision they read (If-Match, D46), so a change
  * made in between is refused (PRECONDITION_FAILED), never overwritten. Refusals exit 1 with the API's
- * code (FORBIDDEN for a read token, APPROVAL_REQUIRED under D47).
+ * code (FORBIDDEN for a read token). Under D47 a write refused with APPROVAL_REQUIRED is opened as a change
+ * request; a protected environment's changes are confirmed first (writes.ts, ADR 0026).
  */
 export const varsCommand: Command = {
   name: 'vars',
   summary: "List, read, set and delete an environment's variables",
   usage:
-    'svcenv vars [--reveal] | vars get KEY | vars set KEY=VALUE... [--secret|--plain] [--allow-unresolved] | vars unset KEY... [--project <id|slug>] [--env <name>]',
+    'svcenv vars [--reveal] | vars get KEY | vars set KEY=VALUE... [--secret|--plain] [--allow-unresolved] [--yes] [--message <text>] | vars unset KEY... [--yes] [--message <text>] [--project <id|slug>] [--env <name>]',
   flags: {
     ...targetFlags,
     reveal: { type: 'boolean', description: 'list: show values in clear (needs a write-scope token)' },
     secret: { type: 'boolean', description: 'set: store the values as secret (the default for new keys)' },
     plain: { type: 'boolean', description: 'set: store the values as plain' },
     ...allowUnresolvedFlag,
+    ...writeFlags,
   },
   positionals: SUBCOMMANDS,
   details:
@@ -49,11 +60,15 @@ export const varsCommand: Command = {
     'changed in between, nothing is written (PRECONDITION_FAILED); run the command again.\n' +
     'set checks ${...} references first: a value naming an environment that does not exist or that\n' +
     'the token cannot read, a missing key without a fallback (${KEY:-default}), or a cycle is refused, each\n' +
-    'key printed with what is wrong, nothing saved (exit 1); --allow-unresolved saves it anyway.',
+    'key printed with what is wrong, nothing saved (exit 1); --allow-unresolved saves it anyway.\n' +
+    'A protected environment (prod by default): set and unset show the keys they change and ask to confirm;\n' +
+    '--yes (-y) skips the question, and without a terminal they refuse unless --yes is given.\n' +
+    'An environment that requires approval: set and unset open a change request with the same changes\n' +
+    '(--message, or the keys), print its id and its page in the dashboard; see `svcenv requests`.',
   async run(args, ctx) {
     const [first, ...operands] = args.positionals;
     const sub = subcommand(first);
-    for (const flag of ['reveal', 'secret', 'plain', 'allow-unresolved']) {
+    for (const flag of ['reveal', 'secret', 'plain', 'allow-unresolved', 'yes', 'message']) {
       if (args.flags[flag] && !SUB_FLAGS[sub].includes(flag)) {
         throw usageError(
           `--${flag} does not apply to \`vars${sub === 'list' ? '' : ` ${sub}`}\``,
@@ -61,9 +76,11 @@ export const varsCommand: Command = {
         );
       }
     }
-    const settings = resolveSettings({ project: args.flags.project, env: args.flags.env }, ctx.env, ctx.cwd);
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const target = requireTarget(settings);
-    const api = new Api(settings.apiUrl, requireToken(settings));
+    const token = requireToken(settings);
+    const api = new Api(settings.apiUrl, token);
+    const write = { token, yes: args.flags.yes === true, message: args.flags.message, flags: args.flags };
     switch (sub) {
       case 'list':
         if (operands.length) throw usageError('`vars` takes no arguments', 'svcenv vars get KEY');
@@ -72,9 +89,9 @@ export const varsCommand: Command = {
         if (operands.length !== 1) throw usageError('`vars get` takes exactly one KEY', 'svcenv vars get KEY');
         return get(api, target, operands[0]!);
       case 'set':
-        return set(api, target, args, operands);
+        return set(api, target, args, operands, write, ctx.tokenFromStdin === true);
       case 'unset':
-        return unset(api, target, operands);
+        return unset(api, target, operands, write);
     }
   },
 };
@@ -116,7 +133,7 @@ async function list(api: Api, t: Target, reveal: boolean) {
 }
 
 /** One row per variable: line breaks and other control characters are shown escaped. */
-function printable(value: string): string {
+export function printable(value: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: exactly the characters that would break a row
   return value.replace(/[\u0000-\u001f\u007f]/g, (c) =>
     c === '\n'
@@ -141,7 +158,18 @@ async function get(api: Api, t: Target, key: string) {
   return { stdout: `${value}\n` };
 }
 
-async function set(api: Api, t: Target, args: Parsed, operands: string[]) {
+/** What set and unset need to write: the token (a dashboard session may skip approval), --yes, --message. */
+interface WriteOptions {
+  token: string;
+  yes: boolean;
+  message: string | boolean | undefined;
+  flags: Parsed['flags'];
+}
+
+const messageOf = (o: WriteOptions, what: string, changes: Changes) =>
+  typeof o.message === 'string' && o.message.trim() !== '' ? o.message : defaultMessage(what, changes);
+
+async function set(api: Api, t: Target, args: Parsed, operands: string[], o: WriteOptions, stdinTaken: boolean) {
   if (args.flags.secret && args.flags.plain) throw usageError('--secret and --plain are mutually exclusive');
   if (operands.length === 0)
     throw usageError('`vars set` needs KEY=VALUE', 'svcenv vars set KEY=VALUE (or KEY=- to read stdin)');
@@ -156,27 +184,47 @@ async function set(api: Api, t: Target, args: Parsed, operands: string[]) {
     let value = operand.slice(eq + 1);
     if (value === '-') {
       if (fromStdin !== undefined) throw usageError('only one KEY=- can read standard input');
+      if (stdinTaken) {
+        throw usageError(
+          '--token - has read standard input already: KEY=- cannot read it too',
+          'pass the token with SVCENV_TOKEN or `svcenv login`',
+        );
+      }
       fromStdin = key;
       value = await readStdin();
     }
     values.set(key, value);
   }
   const flagType = args.flags.secret ? 'secret' : args.flags.plain ? 'plain' : undefined;
-  const { vars, revision } = await listing(api, t);
+  const [{ vars, revision }, flags] = await Promise.all([listing(api, t), envFlags(api, t)]);
   const types = new Map(vars.map((v) => [v.key, v.type]));
   const items = [...values].map(([key, value]) => ({ key, value, type: flagType ?? types.get(key) ?? 'secret' }));
+  const planned: Changes = {
+    created: items.filter((i) => !types.has(i.key)).map((i) => i.key),
+    updated: items.filter((i) => types.has(i.key)).map((i) => i.key),
+    deleted: [],
+  };
+  await confirmProtected(flags, t, planned, { yes: o.yes, token: o.token, what: 'this command' });
   const { operations: ops } = await import('../schemas.js');
-  const res = await api
-    .json(ops.bulkUpsert, {
+  const typeOf = new Map(items.map((i) => [i.key, i.type]));
+  let res: { created: string[]; updated: string[] };
+  try {
+    res = await api.json(ops.bulkUpsert, {
       params: { id: t.project },
       body: { envs: [t.env], items },
       ...ifMatch(revision),
       ...validateQuery(args.flags),
-    })
-    .catch((err: unknown) => {
-      throw explainUnresolved(err);
     });
-  const typeOf = new Map(items.map((i) => [i.key, i.type]));
+  } catch (err) {
+    if (!approvalRequired(err)) throw explainUnresolved(err);
+    const message = messageOf(o, 'svcenv vars set', planned);
+    return {
+      stdout: await openChangeRequest(api, t, { set: items, delete: [], message }, planned, {
+        revision,
+        flags: o.flags,
+      }),
+    };
+  }
   const lines = [
     ...res.created.map((k) => `created ${k} (${typeOf.get(k)})`),
     ...res.updated.map((k) => `updated ${k} (${typeOf.get(k)})`),
@@ -184,9 +232,9 @@ async function set(api: Api, t: Target, args: Parsed, operands: string[]) {
   return { stdout: lines.map((l) => `${l}\n`).join('') };
 }
 
-async function unset(api: Api, t: Target, keys: string[]) {
+async function unset(api: Api, t: Target, keys: string[], o: WriteOptions) {
   if (keys.length === 0) throw usageError('`vars unset` needs at least one KEY', 'svcenv vars unset KEY');
-  const { vars, revision } = await listing(api, t);
+  const [{ vars, revision }, flags] = await Promise.all([listing(api, t), envFlags(api, t)]);
   const present = new Set(vars.map((v) => v.key));
   const known = [...new Set(keys)].filter((k) => present.has(k));
   const absent = [...new Set(keys)].filter((k) => !present.has(k));
@@ -195,12 +243,24 @@ async function unset(api: Api, t: Target, keys: string[]) {
   // Only keys that exist are sent: the If-Match revision covers the listing they were read from, so a key
   // created in between makes the request fail rather than be deleted unseen.
   if (known.length === 0) return { stdout: '', stderr: note };
+  const planned: Changes = { created: [], updated: [], deleted: known };
+  await confirmProtected(flags, t, planned, { yes: o.yes, token: o.token, what: 'this command' });
   const { operations: ops } = await import('../schemas.js');
-  await api.json(ops.bulkDelete, {
-    params: { id: t.project, env: t.env },
-    body: { keys: known },
-    ...ifMatch(revision),
-  });
+  try {
+    await api.json(ops.bulkDelete, {
+      params: { id: t.project, env: t.env },
+      body: { keys: known },
+      ...ifMatch(revision),
+    });
+  } catch (err) {
+    if (!approvalRequired(err)) throw err;
+    const message = messageOf(o, 'svcenv vars unset', planned);
+    const opened = await openChangeRequest(api, t, { set: [], delete: known, message }, planned, {
+      revision,
+      flags: { 'allow-unresolved': true },
+    });
+    return { stdout: opened, stderr: note };
+  }
   return { stdout: `deleted ${known.join(', ')}\n`, stderr: note };
 }
 

@@ -1,6 +1,6 @@
 import { Api } from '../api.js';
-import type { Command } from '../command.js';
-import { configPath, requireToken, resolveSettings } from '../config.js';
+import { type Command, settingFlags, tokenSource } from '../command.js';
+import { requireToken, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken } from '../errors.js';
 
 /**
@@ -14,8 +14,8 @@ export const whoamiCommand: Command = {
   summary: "Show the API URL and the access token's name, identity, scope, environments, project and expiry",
   usage: 'svcenv whoami',
   flags: {},
-  async run(_args, ctx) {
-    const settings = resolveSettings({}, ctx.env, ctx.cwd);
+  async run(args, ctx) {
+    const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const api = new Api(settings.apiUrl, requireToken(settings));
     const { operations: ops } = await import('../schemas.js');
     const describe = ops.describeOwnToken;
@@ -41,9 +41,7 @@ export const whoamiCommand: Command = {
       ['API', api.baseUrl],
       [
         'token',
-        `${self.name} (${self.tokenPrefix}…), from ${
-          ctx.identity ? 'the workload identity' : ctx.env.SVCENV_TOKEN ? 'SVCENV_TOKEN' : configPath(ctx.env)
-        }`,
+        `${self.name} (${self.tokenPrefix}…), from ${ctx.identity ? 'the workload identity' : tokenSource(args, ctx)}`,
       ],
       ['scope', self.scope],
       ['environments', self.envs.includes('*') ? 'all' : self.envs.join(', ')],

@@ -401,7 +401,7 @@ export function requireDirectWrite(access: ProjectAccess, env: Pick<EnvFull, 'na
   if (access.principal.token === null && (access.role === null || access.role === 'Admin')) return;
   throw new AppError(
     'APPROVAL_REQUIRED',
-    `environment "${env.name}" requires approval: open a change request (POST .../envs/${env.name}/change-requests)`,
+    `environment "${env.name}" requires approval: propose the change as a change request, which an Owner or project Admin approves`,
   );
 }
 
