@@ -125,7 +125,7 @@ function cliArgs(argv: string[]): { targets?: Target[]; version?: string; outdir
 
 /**
  * What `npm run build:cli` ends with: the executables written, which one is this machine's, and how to put it
- * on PATH (ADR 0026). Nothing else says where they are.
+ * on PATH (ADR 0028). Nothing else says where they are.
  */
 export function installNote(written: readonly string[]): string {
   const lines = [

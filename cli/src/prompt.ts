@@ -13,7 +13,7 @@ async function isatty(fd: number): Promise<boolean> {
 
 /**
  * Someone can answer: standard input and standard error are both a terminal (the question is on stderr, the
- * answer on stdin). Not in CI, not under `| svcenv ...` nor with stderr sent to a file (ADR 0026).
+ * answer on stdin). Not in CI, not under `| svcenv ...` nor with stderr sent to a file (ADR 0028).
  */
 export async function canAsk(): Promise<boolean> {
   return (await isatty(0)) && (await isatty(2));

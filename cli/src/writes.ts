@@ -1,5 +1,5 @@
 /**
- * What `push`, `vars set` and `vars unset` share around a write to one environment (ADR 0026): a protected
+ * What `push`, `vars set` and `vars unset` share around a write to one environment (ADR 0028): a protected
  * environment's changes are shown and confirmed first, as the dashboard asks "Change protected prod?"; and
  * under D47 a write refused with APPROVAL_REQUIRED is sent again as a change request, whose id and dashboard
  * link are printed. Keys only, never values.
@@ -103,10 +103,11 @@ export const approvalRequired = (err: unknown): err is ApiError =>
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The dashboard's page of the environment's change requests (web: `/projects/:id?tab=requests&env=`), on the
- * API URL's origin, where the server serves the dashboard. A project named by its slug is looked up for its id.
+ * The dashboard's page of the environment's change requests (web: `/projects/:id?tab=requests&env=`), or of
+ * one of them (`&request=<id>` opens it), on the API URL's origin, where the server serves the dashboard. A
+ * project named by its slug is looked up for its id.
  */
-export async function requestsPage(api: Api, t: Target): Promise<string> {
+export async function requestsPage(api: Api, t: Target, requestId?: string): Promise<string> {
   let id = t.project;
   if (!UUID.test(id)) {
     try {
@@ -116,7 +117,8 @@ export async function requestsPage(api: Api, t: Target): Promise<string> {
       // the slug then: the dashboard takes it too
     }
   }
-  return `${new URL(api.baseUrl).origin}/projects/${encodeURIComponent(id)}?tab=requests&env=${encodeURIComponent(t.env)}`;
+  const one = requestId ? `&request=${encodeURIComponent(requestId)}` : '';
+  return `${new URL(api.baseUrl).origin}/projects/${encodeURIComponent(id)}?tab=requests&env=${encodeURIComponent(t.env)}${one}`;
 }
 
 /** The default message of a change request: the command and its keys, within the server's 2,000 characters. */
@@ -159,7 +161,7 @@ export async function openChangeRequest(
     .catch((err: unknown) => {
       throw explainUnresolved(err);
     });
-  const page = await requestsPage(api, t);
+  const page = await requestsPage(api, t, opened.id);
   return (
     `${t.env} requires approval: opened change request ${opened.id} (${describeChanges(changes)}); nothing changes until an Owner or project Admin approves it\n` +
     `review it in the dashboard: ${page}\n` +

@@ -288,7 +288,7 @@ describe('push and diff', () => {
     expect(forbidden.stderr).toMatch(/^FORBIDDEN: /);
     const push = await runCli(['push', '--env', 'staging'], { env: { ...env, ...home() }, cwd });
     expect(push.code, push.stderr).toBe(0);
-    // The specification's line, then the keys (ADR 0026).
+    // The specification's line, then the keys (ADR 0028).
     expect(push.stdout).toBe('2 created, 0 updated\ncreated: NEW_KEY, PORT\n');
     writeFileSync(join(cwd, '.env'), 'PORT=9091\nONLY_STAGING=changed\n');
     const again = await runCli(['push', '--env', 'staging'], { env: { ...env, ...home() }, cwd });
@@ -356,7 +356,7 @@ describe('push and diff', () => {
     const text = readFileSync(join(cwd, '.env'), 'utf8');
     const edited = `${text.replace(/^PLAIN=.*$/m, 'PLAIN=two').replace(/^HOST_ALIAS=.*$/m, "HOST_ALIAS='${DATABASE_URL}'")}NEW=1\n`;
     writeFileSync(join(cwd, '.env'), edited);
-    // prod is protected: a push that changes it is confirmed (--yes here, ADR 0026); the one above changed nothing.
+    // prod is protected: a push that changes it is confirmed (--yes here, ADR 0028); the one above changed nothing.
     const second = await runCli(['push', '--yes'], { env: pe, cwd });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toBe('1 created, 1 updated\ncreated: NEW\nupdated: PLAIN\n');

@@ -1,7 +1,7 @@
 /**
  * The compiled svcenv against the real server, from an empty HOME: writes to a protected environment are
  * shown and confirmed (a terminal, or --yes), and under D47 a write refused with APPROVAL_REQUIRED becomes a
- * change request, which `svcenv requests` lists, shows, approves, rejects and withdraws (ADR 0026).
+ * change request, which `svcenv requests` lists, shows, approves, rejects and withdraws (ADR 0028).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -201,7 +201,7 @@ describe('D47: an environment that requires approval', () => {
     expect(r.stdout).toBe(
       '0 created, 0 updated\n' +
         `staging requires approval: opened change request ${cr!.id} (created: NEW_FEATURE; updated: DB_HOST, LOG_LEVEL); nothing changes until an Owner or project Admin approves it\n` +
-        `review it in the dashboard: ${page()}\n` +
+        `review it in the dashboard: ${page()}&request=${cr!.id}\n` +
         `or: svcenv requests show ${cr!.id.slice(0, 8)} -p ${project.id} -e staging\n`,
     );
     noValues(r.stdout + r.stderr);

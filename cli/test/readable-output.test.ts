@@ -1,5 +1,5 @@
 /**
- * The compiled svcenv against the real server, from an empty HOME: output a person can read (ADR 0026).
+ * The compiled svcenv against the real server, from an empty HOME: output a person can read (ADR 0028).
  * `diff`'s legend on a terminal only; `run --scrub secrets` leaves plain values readable and still scrubs
  * secrets, their D50 encodings and plain values that reach a secret; and getting the CLI: the build says
  * where it put the executables, and the server hands them out as the README says.

@@ -2,7 +2,7 @@
  * The compiled svcenv against the real server, from an empty HOME: `--token` and `--api-url` on every command
  * that talks to the server (D61: `--token` beats SVCENV_TOKEN, an identity and the stored token), `--token -`
  * from standard input and, on a terminal, asked for without echo; and a refused token said as such, with
- * where to make one (ADR 0026).
+ * where to make one (ADR 0028).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

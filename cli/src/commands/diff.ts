@@ -40,7 +40,7 @@ export const diffCommand: Command = {
     }
     if (lines.length === 0) return { stderr: 'no differences\n', exitCode: 0 };
     // The symbols are the specification's, read from the server's side ("-": the server lacks it, not "a push
-    // deletes it"): a person at a terminal gets a legend; a script reading the output never does (ADR 0026).
+    // deletes it"): a person at a terminal gets a legend; a script reading the output never does (ADR 0028).
     const { stdoutIsTerminal } = await import('../prompt.js');
     const legend = (await stdoutIsTerminal()) ? `+ only on the server, - only in ${file}, ~ differ\n` : '';
     return { stdout: `${lines.join('\n')}\n${legend}`, exitCode: 1 };

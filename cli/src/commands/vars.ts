@@ -32,7 +32,7 @@ const SUB_FLAGS: Record<Sub, readonly string[]> = {
  * `unset` write through the bulk endpoints against the revision they read (If-Match, D46), so a change
  * made in between is refused (PRECONDITION_FAILED), never overwritten. Refusals exit 1 with the API's
  * code (FORBIDDEN for a read token). Under D47 a write refused with APPROVAL_REQUIRED is opened as a change
- * request; a protected environment's changes are confirmed first (writes.ts, ADR 0026).
+ * request; a protected environment's changes are confirmed first (writes.ts, ADR 0028).
  */
 export const varsCommand: Command = {
   name: 'vars',

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * D70-D72: credentials that expire by themselves (ADR 0026).
+ * D70-D72: credentials that expire by themselves (ADR 0029).
  *
  * - `connections`: a project's managed databases. The admin password is sealed with the project key and bound
  *   to the row; `pending_password_sealed` holds a root password being rotated (D70 rotate-root) from before the
