@@ -359,7 +359,8 @@ export async function startServer(
     logs: () => out,
     stop(signal: NodeJS.Signals = 'SIGTERM') {
       return new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // Ended already (an exit code, or killed by a signal: a failpoint's SIGKILL).
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill(signal);
       });

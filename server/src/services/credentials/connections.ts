@@ -4,6 +4,7 @@ import { isLoopback } from '../../config.js';
 import type { Db } from '../../db/index.js';
 import type { ConnectionsTable } from '../../db/schema.js';
 import { AppError, isUniqueViolation, notFound, validation } from '../../lib/errors.js';
+import { failpoint } from '../../lib/failpoints.js';
 import { newId } from '../../lib/ids.js';
 import { makePassword } from '../../managed/credentials.js';
 import { type Engine, ManagedDbError, type ManagedTarget } from '../../managed/engine.js';
@@ -377,6 +378,7 @@ export async function rotateRoot(ctx: Ctx, input: { projectId: string; name: str
       await engine.login({ ...target, poolKey: undefined }, target.username, password);
     }),
   );
+  failpoint('rotate-root-after-change');
   const now = ctx.deps.clock.now().toISOString();
   await ctx.deps.db.transaction().execute(async (trx) => {
     await trx

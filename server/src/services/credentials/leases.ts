@@ -2,6 +2,7 @@ import type { CreatedLease, Lease, LeaseState } from '@svcenv/contract';
 import type { Selectable, UpdateQueryBuilder, UpdateResult } from 'kysely';
 import type { Database, LeasesTable } from '../../db/schema.js';
 import { AppError, forbidden, notFound, rateLimited, validation } from '../../lib/errors.js';
+import { failpoint } from '../../lib/failpoints.js';
 import { newId } from '../../lib/ids.js';
 import { makePassword, makeUsername } from '../../managed/credentials.js';
 import { ManagedDbError, type StatementVars } from '../../managed/engine.js';
@@ -27,8 +28,12 @@ type LeaseRow = Selectable<LeasesTable>;
 
 /** Leases that may still have a user in the database. */
 export const OPEN_STATES = ['creating', 'active', 'revoking', 'revoke_failed'] as const satisfies LeaseState[];
-/** A `creating` lease older than this was abandoned by a process that died (statements are bounded far below). */
-const ABANDONED_AFTER_MS = 5 * 60_000;
+/**
+ * When a `creating` lease counts as abandoned by a process that died: after the longest its create could take
+ * (a login, every statement at its bound, the engine's own grant) and a margin.
+ */
+const abandonedAfterMs = (deps: Pick<Deps, 'config'>, statements: number) =>
+  deps.config.CONNECTIONS_TIMEOUT_MS * (3 + 2 * (statements + 1)) + 10_000;
 /** A revocation in progress holds its lease this long; a process that dies mid-way frees it by this time. */
 const REVOKE_LOCK_MS = 60_000;
 /** Retry backoff of a failed revocation: 5 s, doubling, at most 5 minutes apart, for ever (D71). */
@@ -89,7 +94,7 @@ export async function createLease(
     created_at: iso(now),
     expires_at: iso(expires),
     max_expires_at: iso(maxEnd),
-    next_attempt_at: iso(now + ABANDONED_AFTER_MS),
+    next_attempt_at: iso(now + abandonedAfterMs(deps, statementsOf(ds.create_statements).length)),
     locked_until: null,
     attempts: 0,
     last_error: null,
@@ -126,6 +131,7 @@ export async function createLease(
     await abandonCreate(ctx, access.project, conn, lease, e);
     throw e instanceof ManagedDbError ? new AppError('UPSTREAM_FAILED', e.message) : e;
   }
+  failpoint('lease-after-create');
   await deps.db.transaction().execute(async (trx) => {
     await trx
       .updateTable('leases')

@@ -2,6 +2,7 @@ import type { Rotation } from '@svcenv/contract';
 import type { Selectable } from 'kysely';
 import type { RotationsTable } from '../../db/schema.js';
 import { AppError, notFound, validation } from '../../lib/errors.js';
+import { failpoint } from '../../lib/failpoints.js';
 import { newId } from '../../lib/ids.js';
 import { makePassword } from '../../managed/credentials.js';
 import { ManagedDbError } from '../../managed/engine.js';
@@ -284,6 +285,7 @@ async function rotate(
       .execute();
     return e;
   }
+  failpoint('rotation-after-change');
   const now = deps.clock.now();
   const sealer = envSealer(deps.keyring, { project }, env);
   const set: { key: string; value: string; type: VarType }[] = [{ key: fresh.key, value: password, type: 'secret' }];
