@@ -250,9 +250,11 @@ export async function startApp(
     masterKey?: Buffer;
     /** DNS for webhook targets (D5). */
     resolve?: Resolver;
+    /** Another app's data directory: two instances on one SQLite database (kept at stop). */
+    dataDir?: string;
   } = {},
 ) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svcenv-test-'));
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svcenv-test-'));
   const pgSchema = opts.databaseUrl === undefined && TEST_DATABASE_URL ? await freshPgSchema() : null;
   const databaseUrl = opts.databaseUrl ?? pgSchema?.url;
   const config = loadConfig({
@@ -296,7 +298,7 @@ export async function startApp(
       await deps.auditBatcher.drain();
       await db.close();
       await pgSchema?.drop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   } satisfies TestApp;
 }
