@@ -1,0 +1,303 @@
+import { createHash, createHmac, pbkdf2, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import {
+  cleaned,
+  type EngineContext,
+  errorMessage,
+  networkFailure,
+  Sockets,
+  sqlStatementsProblem,
+  statementLabel,
+  targetAddress,
+  tlsOptions,
+} from './common.js';
+import { fillPlaceholders, passwordProblem } from './credentials.js';
+import { type Engine, ManagedDbError, type ManagedTarget, type Statement, type StatementVars } from './engine.js';
+
+/**
+ * PostgreSQL (D70-D72) through `pg`. Each call runs on a pooled admin connection (ManagedTarget.poolKey) or
+ * on one of its own. Time: connect, TLS and login within connectMs (connectionTimeoutMillis); each statement
+ * within statementMs, cancelled by the server (`SET LOCAL statement_timeout` in the call's transaction) and,
+ * should the server not answer at all, given up by the client a moment later (query_timeout), its connection
+ * then destroyed rather than reused. The server's cancel matters: a statement the client merely stopped
+ * waiting for (an ALTER ROLE queued behind a lock) could still commit after we reported a failure. The
+ * timeout is set in the transaction rather than as a startup parameter, which PgBouncer refuses.
+ */
+
+/** How much longer the client waits than the server's statement_timeout, so the server's cancel comes first. */
+const CLIENT_GRACE_MS = 250;
+
+const { escapeIdentifier, escapeLiteral } = pg;
+
+const pbkdf2Async = promisify(pbkdf2);
+
+/**
+ * A SCRAM-SHA-256 verifier of `password` (RFC 5803, PostgreSQL's stored form), so that `ALTER ROLE ...
+ * PASSWORD` never carries the password itself: a server that logs statements (log_statement = 'ddl') logs
+ * only the verifier. The password is printable ASCII (passwordProblem), for which SASLprep changes nothing.
+ */
+async function scramVerifier(password: string): Promise<string> {
+  const iterations = 4096;
+  const salt = randomBytes(16);
+  const salted = await pbkdf2Async(password, salt, iterations, 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = createHash('sha256').update(clientKey).digest('base64');
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest('base64');
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey}:${serverKey}`;
+}
+
+interface Session {
+  /** One statement; a failure comes back as ManagedDbError naming `label`, never the text. */
+  run(text: string, label: string, values?: unknown[]): Promise<pg.QueryResult>;
+  /** Set once a D71 statement ran: it may have changed the session (SET ROLE, search_path, ...). */
+  dirty: boolean;
+}
+
+type Phase = 'connect' | 'statement';
+
+/** A `pg` error as a ManagedFailure: the server's message (it names what failed), never the statement. */
+function pgFailure(e: unknown, phase: Phase, label: string, ctx: EngineContext, where: string): ManagedDbError {
+  if (e instanceof ManagedDbError) return e;
+  if (e instanceof pg.DatabaseError) {
+    const code = e.code ?? '';
+    // 28P01 invalid_password, 28000 invalid_authorization_specification (no such role, no pg_hba entry).
+    if (code === '28P01' || code === '28000') return new ManagedDbError('auth', e.message);
+    // 57014 query_canceled: statement_timeout.
+    if (code === '57014') {
+      return new ManagedDbError('timeout', `${label}: no answer within ${ctx.timeouts.statementMs} ms`);
+    }
+    if (phase === 'connect') return new ManagedDbError('connect', e.message);
+    return new ManagedDbError('statement', `${label} failed: ${e.message}`);
+  }
+  const net = networkFailure(e, where, ctx.timeouts);
+  if (net) return net;
+  const message = errorMessage(e);
+  if (/does not support SSL/i.test(message))
+    return new ManagedDbError('tls', `the server does not offer TLS (${where})`);
+  if (/timeout/i.test(message)) {
+    const ms = phase === 'connect' ? ctx.timeouts.connectMs : ctx.timeouts.statementMs;
+    return new ManagedDbError(
+      'timeout',
+      `${phase === 'connect' ? 'login' : label}: no answer within ${ms} ms (${where})`,
+    );
+  }
+  if (/terminated/i.test(message)) return new ManagedDbError('connect', `the server closed the connection (${where})`);
+  return new ManagedDbError(phase === 'connect' ? 'connect' : 'statement', `${label}: ${message}`);
+}
+
+export function createPostgresEngine(ctx: EngineContext): Engine {
+  const { timeouts } = ctx;
+
+  const config = (target: ManagedTarget, address: string, user: string, password: string, sockets: Sockets) => ({
+    host: address,
+    port: target.port,
+    user,
+    password,
+    database: target.database ?? 'postgres',
+    ssl: tlsOptions(target) ?? false,
+    connectionTimeoutMillis: timeouts.connectMs,
+    query_timeout: timeouts.statementMs + CLIENT_GRACE_MS,
+    application_name: 'svcenv',
+    keepAlive: true,
+    stream: sockets.socket,
+  });
+
+  /** A session over `client`; `broken` is told when the connection can no longer be trusted. */
+  const session = (client: pg.ClientBase, where: string, broken: () => void): Session => ({
+    dirty: false,
+    async run(text, label, values) {
+      try {
+        return await client.query(text, values);
+      } catch (e) {
+        if (!(e instanceof pg.DatabaseError)) broken();
+        throw pgFailure(e, 'statement', label, ctx, where);
+      }
+    },
+  });
+
+  /** Logs in as `user` on a connection of its own, runs `work`, logs out. */
+  async function alone<T>(
+    target: ManagedTarget,
+    address: string,
+    user: string,
+    password: string,
+    work: (s: Session) => Promise<T>,
+  ): Promise<T> {
+    const where = `${target.host}:${target.port}`;
+    const sockets = new Sockets();
+    const client = new pg.Client(config(target, address, user, password, sockets));
+    client.on('error', () => {}); // a connection the server drops: the pending call fails, nothing else
+    try {
+      try {
+        await client.connect();
+      } catch (e) {
+        throw pgFailure(e, 'connect', 'login', ctx, where);
+      }
+      return await work(session(client, where, () => {}));
+    } finally {
+      await sockets.close(() => client.end(), timeouts.statementMs);
+    }
+  }
+
+  /** Runs `work` as the connection's user: on its pool when the target has one, else alone. */
+  async function asAdmin<T>(target: ManagedTarget, work: (s: Session) => Promise<T>, secrets: string[]): Promise<T> {
+    const where = `${target.host}:${target.port}`;
+    try {
+      const address = await targetAddress(ctx, target);
+      const key = target.poolKey;
+      if (!key) return await alone(target, address, target.username, target.password, work);
+      const settings = [
+        'postgres',
+        address,
+        target.port,
+        target.database,
+        target.username,
+        target.password,
+        target.tls,
+      ];
+      return await ctx.pools.use(
+        key,
+        settings,
+        () => {
+          const sockets = new Sockets();
+          const pool = new pg.Pool({
+            ...config(target, address, target.username, target.password, sockets),
+            max: 4,
+            idleTimeoutMillis: 30_000,
+            allowExitOnIdle: true,
+          });
+          pool.on('error', () => {}); // an idle connection the server dropped: the pool replaces it
+          return { pool, close: () => sockets.close(() => pool.end(), timeouts.statementMs) };
+        },
+        async (pool) => {
+          let client: pg.PoolClient;
+          try {
+            client = await pool.connect();
+          } catch (e) {
+            throw pgFailure(e, 'connect', 'login', ctx, where);
+          }
+          let isBroken = false;
+          const s = session(client, where, () => {
+            isBroken = true;
+          });
+          try {
+            return await work(s);
+          } finally {
+            // A statement of one environment's dynamic secret must not leave its `SET ROLE` or `SET
+            // search_path` to the next lease of the connection, maybe another environment's: the session
+            // is reset before it goes back to the pool (outside the transaction, where SET LOCAL ended).
+            if (s.dirty && !isBroken) await s.run('DISCARD ALL', 'DISCARD ALL').catch(() => {});
+            client.release(isBroken);
+          }
+        },
+      );
+    } catch (e) {
+      throw cleaned(pgFailure(e, 'connect', 'login', ctx, where), secrets);
+    }
+  }
+
+  /** `work` in one transaction, each statement bounded by the server: committed when it returns, rolled back when it throws. */
+  async function transaction(s: Session, work: () => Promise<void>): Promise<void> {
+    await s.run('BEGIN', 'BEGIN');
+    try {
+      await s.run(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeouts.statementMs))}`, 'SET');
+      await work();
+      await s.run('COMMIT', 'COMMIT');
+    } catch (e) {
+      // A connection that broke rolls back by itself when it closes (it is destroyed, never reused).
+      await s.run('ROLLBACK', 'ROLLBACK').catch(() => {});
+      throw e;
+    }
+  }
+
+  const exists = async (s: Session, username: string) =>
+    (await s.run('SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1', 'looking up the user', [username])).rowCount! >
+    0;
+
+  const runAll = async (s: Session, statements: readonly Statement[], vars: StatementVars) => {
+    s.dirty = true;
+    for (const [i, statement] of statements.entries()) {
+      await s.run(fillPlaceholders(statement, vars) as string, statementLabel(i, statements.length));
+    }
+  };
+
+  async function login(target: ManagedTarget, username: string, password: string): Promise<void> {
+    const where = `${target.host}:${target.port}`;
+    try {
+      const address = await targetAddress(ctx, target);
+      await alone(target, address, username, password, (s) => s.run('SELECT 1', 'SELECT 1'));
+    } catch (e) {
+      throw cleaned(pgFailure(e, 'connect', 'login', ctx, where), [password, target.password]);
+    }
+  }
+
+  return {
+    kind: 'postgres',
+    defaultPort: 5432,
+    maxUsernameLength: 63,
+    // D71: end the user's sessions, hand what it owns to the connection user, then remove it. The engine
+    // granted the role to the connection user at creation, which lets a user with only CREATEROLE do this.
+    defaultRevoke: [
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{{username}}'",
+      'REASSIGN OWNED BY "{{username}}" TO CURRENT_USER',
+      'DROP OWNED BY "{{username}}"',
+      'DROP ROLE IF EXISTS "{{username}}"',
+    ],
+    checkStatements: sqlStatementsProblem,
+
+    test: (target) => login(target, target.username, target.password),
+
+    async createUser(target, create, vars) {
+      // D71: one transaction; any failure rolls it back, so no user is left behind.
+      await asAdmin(
+        target,
+        (s) =>
+          transaction(s, async () => {
+            await runAll(s, create, vars);
+            await s.run(
+              `GRANT ${escapeIdentifier(vars.username)} TO CURRENT_USER`,
+              'granting the new role to the connection user',
+            );
+          }),
+        [target.password, vars.password],
+      );
+    },
+
+    async revokeUser(target, revoke, vars) {
+      return asAdmin(
+        target,
+        async (s) => {
+          // D71 details: a user already gone (dropped by hand) counts as revoked.
+          if (!(await exists(s, vars.username))) return 'gone' as const;
+          await transaction(s, () => runAll(s, revoke, vars));
+          return 'revoked' as const;
+        },
+        [target.password, vars.password],
+      );
+    },
+
+    userExists(target, username) {
+      return asAdmin(target, (s) => exists(s, username), [target.password]);
+    },
+
+    async setPassword(target, username, password) {
+      const problem = passwordProblem(password);
+      if (problem) throw new ManagedDbError('statement', problem);
+      const verifier = await scramVerifier(password);
+      const alter = `ALTER ROLE ${escapeIdentifier(username)} PASSWORD ${escapeLiteral(verifier)}`;
+      await asAdmin(
+        target,
+        (s) =>
+          transaction(s, async () => {
+            await s.run(alter, 'setting the password');
+          }),
+        [target.password, password, verifier],
+      );
+      // The pool's future logins would use the old password: the next call logs in afresh.
+      if (username === target.username && target.poolKey) await ctx.pools.drop(target.poolKey);
+    },
+
+    login,
+  };
+}
