@@ -18,6 +18,7 @@ import {
   type TestApp,
   upsert,
 } from './harness.js';
+import { REDIS, redisAdmin } from './managed-dbs.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 /**
@@ -288,6 +289,7 @@ describe(`authorization matrix (${dialectName})`, () => {
     strangerInvite = /invite\?token=([A-Za-z0-9_-]+)/.exec((inv.body as { inviteUrl: string }).inviteUrl)![1]!;
   }, 180_000);
   afterAll(async () => {
+    await dropManaged();
     await app.stop();
     await receiver.stop();
   });
@@ -392,6 +394,65 @@ describe(`authorization matrix (${dialectName})`, () => {
     if (!standing) standing = freshIdentity();
     return standing;
   };
+
+  // ---- managed databases (D70-D72): a Redis connection of the matrix project and ACL users of its own ----
+  type RedisUser = Awaited<ReturnType<typeof redisAdmin>>;
+  const redisUsers: RedisUser[] = [];
+  const redisUser = async () => {
+    const u = await redisAdmin();
+    redisUsers.push(u);
+    return u;
+  };
+  const connectionBody = (name: string, u: RedisUser) => ({
+    name,
+    kind: 'redis',
+    host: REDIS.host,
+    port: REDIS.port,
+    username: u.username,
+    password: u.password,
+    tls: { mode: 'disable' },
+  });
+  const leaseStatements = [['ACL', 'SETUSER', '{{username}}', 'on', '>{{password}}', '~app:*', '+@read']];
+  /** Per environment: a dynamic secret `standing` and a rotation of ROT_PW (the user `rotated`). */
+  let managed: Promise<void> | undefined;
+  const ensureManaged = () =>
+    (managed ??= (async () => {
+      await asOwner('POST', `/v1/projects/${projectId}/connections`, connectionBody('cache', await redisUser()));
+      await asOwner('POST', `/v1/projects/${projectId}/connections`, connectionBody('rootrot', await redisUser()));
+      const rotated = await redisUser();
+      for (const e of envs) {
+        const at = `/v1/projects/${projectId}/envs/${e.name}`;
+        await asOwner('PUT', `${at}/dynamic/standing`, {
+          connection: 'cache',
+          create: leaseStatements,
+          maxLeases: 10_000,
+        });
+        await upsert(app, ownerJwt, projectId, [e.name], [{ key: 'ROT_PW', value: rotated.password, type: 'secret' }]);
+        await asOwner('PUT', `${at}/rotations/ROT_PW`, {
+          connection: 'cache',
+          username: rotated.username,
+          intervalSeconds: null,
+        });
+      }
+    })());
+  /** A lease of `standing` made by the Author (an Admin no principal is): renewing it needs write (D71). */
+  const authorLease = async (t: Target) => {
+    await ensureManaged();
+    const res = await app.request('POST', `${base(t)}/dynamic/standing/leases`, { token: await authorJwt(), body: {} });
+    if (res.status !== 201) throw new Error(`setup lease: ${res.status} ${res.text}`);
+    return (res.body as { id: string }).id;
+  };
+  /** The suite's Redis users and every lease user it made, whatever state its lease ended in. */
+  async function dropManaged() {
+    if (!managed) return;
+    const leased = await app.db.db.selectFrom('leases').select('username').execute();
+    const { Redis } = await import('ioredis');
+    const r = new Redis({ ...REDIS, lazyConnect: true });
+    await r.connect();
+    for (const l of leased) await r.call('ACL', 'DELUSER', l.username);
+    await r.quit();
+    for (const u of redisUsers) await u.drop();
+  }
 
   const ops: Op[] = [
     {
@@ -1243,6 +1304,224 @@ describe(`authorization matrix (${dialectName})`, () => {
       credential: 'jwt',
       ok: 200,
       run: (t) => call(t, 'PUT', '/v1/admin/settings', { signup: 'open' }),
+    },
+    // ---- connections (D70: Owners and project Admins; a token with the whole project's write scope) ----
+    {
+      name: 'list connections',
+      route: 'GET /v1/projects/{id}/connections',
+      level: 'project',
+      need: 'admin',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'GET', `/v1/projects/${t.project}/connections`);
+      },
+    },
+    {
+      name: 'create a connection',
+      route: 'POST /v1/projects/{id}/connections',
+      level: 'project',
+      need: 'admin',
+      ok: 201,
+      run: async (t) =>
+        call(t, 'POST', `/v1/projects/${t.project}/connections`, connectionBody(`c-${seq++}`, await redisUser())),
+    },
+    {
+      name: 'read a connection',
+      route: 'GET /v1/projects/{id}/connections/{name}',
+      level: 'project',
+      need: 'admin',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'GET', `/v1/projects/${t.project}/connections/cache`);
+      },
+    },
+    {
+      name: 'update a connection',
+      route: 'PATCH /v1/projects/{id}/connections/{name}',
+      level: 'project',
+      need: 'admin',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'PATCH', `/v1/projects/${t.project}/connections/cache`, { port: REDIS.port });
+      },
+    },
+    {
+      name: 'delete a connection',
+      route: 'DELETE /v1/projects/{id}/connections/{name}',
+      level: 'project',
+      need: 'admin',
+      ok: 204,
+      run: async (t) => {
+        const name = `gone-${seq++}`;
+        await asOwner('POST', `/v1/projects/${t.project}/connections`, connectionBody(name, await redisUser()));
+        return call(t, 'DELETE', `/v1/projects/${t.project}/connections/${name}`);
+      },
+    },
+    {
+      name: 'test a connection',
+      route: 'POST /v1/projects/{id}/connections/{name}/test',
+      level: 'project',
+      need: 'admin',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'POST', `/v1/projects/${t.project}/connections/cache/test`, {});
+      },
+    },
+    {
+      name: "rotate a connection's own password",
+      route: 'POST /v1/projects/{id}/connections/{name}/rotate-root',
+      level: 'project',
+      need: 'admin',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'POST', `/v1/projects/${t.project}/connections/rootrot/rotate-root`, {});
+      },
+    },
+    // ---- dynamic secrets and leases (D71: declared with write; what may pull may lease) ----
+    {
+      name: 'list dynamic secrets',
+      route: 'GET /v1/projects/{id}/envs/{env}/dynamic',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'GET', `${base(t)}/dynamic`);
+      },
+    },
+    {
+      name: 'read a dynamic secret',
+      route: 'GET /v1/projects/{id}/envs/{env}/dynamic/{name}',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'GET', `${base(t)}/dynamic/standing`);
+      },
+    },
+    {
+      name: 'declare a dynamic secret',
+      route: 'PUT /v1/projects/{id}/envs/{env}/dynamic/{name}',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'PUT', `${base(t)}/dynamic/d-${seq++}`, { connection: 'cache', create: leaseStatements });
+      },
+    },
+    {
+      name: 'delete a dynamic secret',
+      route: 'DELETE /v1/projects/{id}/envs/{env}/dynamic/{name}',
+      level: 'env',
+      need: 'write',
+      ok: 204,
+      run: async (t) => {
+        await ensureManaged();
+        const name = `gone-${seq++}`;
+        await asOwner('PUT', `${base(t)}/dynamic/${name}`, { connection: 'cache', create: leaseStatements });
+        return call(t, 'DELETE', `${base(t)}/dynamic/${name}`);
+      },
+    },
+    {
+      name: 'list leases',
+      route: 'GET /v1/projects/{id}/envs/{env}/dynamic/{name}/leases',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'GET', `${base(t)}/dynamic/standing/leases`);
+      },
+    },
+    {
+      name: 'lease a dynamic secret',
+      route: 'POST /v1/projects/{id}/envs/{env}/dynamic/{name}/leases',
+      level: 'env',
+      need: 'read',
+      ok: 201,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'POST', `${base(t)}/dynamic/standing/leases`, {});
+      },
+    },
+    {
+      // Another person's lease: its creator or anyone with write may renew it (D71 details).
+      name: "renew another person's lease",
+      route: 'POST /v1/projects/{id}/envs/{env}/dynamic/{name}/leases/{leaseId}/renew',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: async (t) => call(t, 'POST', `${base(t)}/dynamic/standing/leases/${await authorLease(t)}/renew`, {}),
+    },
+    {
+      name: "revoke another person's lease",
+      route: 'DELETE /v1/projects/{id}/envs/{env}/dynamic/{name}/leases/{leaseId}',
+      level: 'env',
+      need: 'write',
+      ok: 204,
+      run: async (t) => call(t, 'DELETE', `${base(t)}/dynamic/standing/leases/${await authorLease(t)}`),
+    },
+    // ---- rotation of a stored credential (D72: bound and rotated with write) ----
+    {
+      name: 'list rotations',
+      route: 'GET /v1/projects/{id}/envs/{env}/rotations',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'GET', `${base(t)}/rotations`);
+      },
+    },
+    {
+      name: 'bind a rotation',
+      route: 'PUT /v1/projects/{id}/envs/{env}/rotations/{key}',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'PUT', `${base(t)}/rotations/R${seq++}`, {
+          connection: 'cache',
+          username: `nobody_${seq}`,
+          intervalSeconds: null,
+        });
+      },
+    },
+    {
+      name: 'remove a rotation',
+      route: 'DELETE /v1/projects/{id}/envs/{env}/rotations/{key}',
+      level: 'env',
+      need: 'write',
+      ok: 204,
+      run: async (t) => {
+        await ensureManaged();
+        const key = `R${seq++}`;
+        await asOwner('PUT', `${base(t)}/rotations/${key}`, {
+          connection: 'cache',
+          username: 'nobody',
+          intervalSeconds: null,
+        });
+        return call(t, 'DELETE', `${base(t)}/rotations/${key}`);
+      },
+    },
+    {
+      name: 'rotate now',
+      route: 'POST /v1/projects/{id}/envs/{env}/rotations/{key}/rotate',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: async (t) => {
+        await ensureManaged();
+        return call(t, 'POST', `${base(t)}/rotations/ROT_PW/rotate`, {});
+      },
     },
   ];
 

@@ -291,7 +291,7 @@ describe(`fuzzing every operation (${dialectName})`, () => {
   let jwt: string;
   let token: string;
   let projectId: string;
-  const answers: { status: number; what: string; ms: number }[] = [];
+  const answers: { status: number; upstream: boolean; what: string; ms: number }[] = [];
 
   beforeAll(async () => {
     // No DNS for the webhook, audit stream and issuer URLs a body names: refused at once.
@@ -339,8 +339,11 @@ describe(`fuzzing every operation (${dialectName})`, () => {
     const text = binary ? '' : await res.text();
     if (binary) await res.body?.cancel();
     const what = `${op.name}: ${op.method} ${path.slice(0, 120)}${body === undefined ? '' : ` <${String(body).slice(0, 60)}>`}`;
-    answers.push({ status: res.status, what, ms: performance.now() - t0 });
-    expect(res.status, `${what}\n${text.slice(0, 300)}`).toBeLessThan(500);
+    // A 502 UPSTREAM_FAILED is the managed database's answer, not ours (D70): the fuzz's connections name
+    // hosts that its DNS never resolves, so `test`, `rotate-root` and a lease are refused by "upstream".
+    const upstream = res.status === 502 && text.includes('"UPSTREAM_FAILED"');
+    answers.push({ status: res.status, upstream, what, ms: performance.now() - t0 });
+    if (!upstream) expect(res.status, `${what}\n${text.slice(0, 300)}`).toBeLessThan(500);
     if (res.status >= 400 && (res.headers.get('content-type') ?? '').includes('json')) {
       const parsed = JSON.parse(text) as { error?: unknown };
       // The one error shape (spec "Errors"; the flat pull reference error has a string `error`).
@@ -469,7 +472,7 @@ describe(`fuzzing every operation (${dialectName})`, () => {
 
   it('answered thousands of requests, none with a 500, and logged no unhandled error', () => {
     expect(answers.length).toBeGreaterThan(3000);
-    expect(answers.filter((a) => a.status >= 500)).toEqual([]);
+    expect(answers.filter((a) => a.status >= 500 && !a.upstream)).toEqual([]);
     expect(app.logs()).not.toContain('unhandled error');
     // The session and the token still work: the fuzz ran as a real user throughout.
     return expect(
