@@ -31,7 +31,7 @@ import {
   mariadbUserExists,
   startRelay,
 } from '../../server/test/managed-dbs.js';
-import { chromiumAvailable, launch, openTab, screenshot, signIn } from './browser.js';
+import { artifacts, chromiumAvailable, launch, openTab, screenshot, signIn } from './browser.js';
 
 /** Where the screenshots for a person to look at go as well (SHOTS_DIR), besides test-artifacts/. */
 const SHOTS = process.env.SHOTS_DIR;
@@ -95,11 +95,14 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
     return tab;
   }
 
+  /** The whole page; with a dialog open, the screen as a person sees it (the backdrop covers the viewport). */
   async function shot(page: Page, name: string) {
-    await screenshot(page, name);
-    if (SHOTS) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    const dialog = (await page.locator('dialog[open]').count()) > 0;
+    if (!dialog) await screenshot(page, name);
+    if (SHOTS || dialog) {
+      const dir = SHOTS ?? artifacts;
+      mkdirSync(dir, { recursive: true });
+      await page.screenshot({ path: join(dir, `${name}.png`), fullPage: !dialog });
     }
   }
 

@@ -55,7 +55,7 @@ export function ConnectionsView({ project }: { project: Project }) {
                 <tr key={c.name} data-testid="connection-row">
                   <td data-label="Name">
                     <strong>{c.name}</strong>
-                    <div class="muted small">{KIND_LABEL[c.kind]}</div>
+                    <div class="muted small nowrap">{KIND_LABEL[c.kind]}</div>
                   </td>
                   <td data-label="Database">
                     <code class="break-all">{address(c)}</code>

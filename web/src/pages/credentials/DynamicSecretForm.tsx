@@ -85,7 +85,7 @@ export function DynamicSecretForm({
         }
       >
         <textarea
-          class="input mono"
+          class="input statements"
           name="create"
           rows={4}
           required
@@ -97,7 +97,7 @@ export function DynamicSecretForm({
       </Field>
       <Field label="Revoke statements" name="revoke" error={error} hint="Empty: end the user's sessions and remove it.">
         <textarea
-          class="input mono"
+          class="input statements"
           name="revoke"
           rows={2}
           spellcheck={false}
