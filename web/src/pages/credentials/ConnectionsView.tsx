@@ -75,9 +75,10 @@ export function ConnectionsView({ project }: { project: Project }) {
                   </td>
                   <td class="small" data-label="Root password" data-testid="connection-root">
                     {c.rootRotatedAt ? (
-                      <span title={dateTime(c.rootRotatedAt)}>
-                        rotated {relativeTime(c.rootRotatedAt)}; only svcenv knows it
-                      </span>
+                      <div title={dateTime(c.rootRotatedAt)}>
+                        rotated {relativeTime(c.rootRotatedAt)}
+                        <div class="muted">only svcenv knows it</div>
+                      </div>
                     ) : (
                       <span class="muted">as entered</span>
                     )}
