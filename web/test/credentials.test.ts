@@ -378,6 +378,59 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
     }
   }, 60_000);
 
+  it('declares a dynamic secret and binds a rotation from the dashboard (write permission)', async () => {
+    const name = `svcenv_t_web_${randomBytes(3).toString('hex')}`;
+    const first = `init${randomBytes(8).toString('hex')}`;
+    await mariadbRoot((c) => c.query(`CREATE USER '${name}'@'%' IDENTIFIED BY '${first}'`));
+    dbUsers.push(name);
+    await upsert(server, owner.jwt, projectId, ['dev'], [{ key: 'REPORTS_PASSWORD', value: first, type: 'secret' }]);
+    const { page, problems } = await signedIn(owner.jwt);
+    try {
+      await page.goto(`/projects/${projectId}?tab=credentials&env=dev`);
+      await page.getByRole('button', { name: 'Declare dynamic secret' }).click();
+      const dlg = page.getByRole('dialog', { name: 'Declare a dynamic secret in dev' });
+      await dlg.locator('[name=name]').fill('reports');
+      await dlg.locator('select[name=connection]').selectOption('maria');
+      await dlg
+        .locator('[name=create]')
+        .fill(
+          `CREATE USER '{{username}}'@'%'\n  IDENTIFIED BY '{{password}}';\nGRANT USAGE ON *.* TO '{{username}}'@'%';`,
+        );
+      await dlg.locator('[name=defaultTtlSeconds]').fill('600');
+      await dlg.getByRole('button', { name: 'Declare' }).click();
+      await page.getByText('Dynamic secret reports saved').waitFor();
+      const card = page.locator('[data-testid=dynamic-secret][data-name=reports]');
+      await expect.poll(() => card.textContent()).toContain('10 min');
+      // What the form sent is what a lease runs: the user logs in.
+      const lease = createdLease.parse((await api('POST', '/envs/dev/dynamic/reports/leases', {})).body);
+      expect(await mariadbCanLogin(lease.username, lease.values.REPORTS_PASSWORD!)).toBe(true);
+
+      await page.getByRole('button', { name: 'Rotate a variable' }).click();
+      const rot = page.getByRole('dialog', { name: 'Rotate a variable of dev' });
+      await rot.locator('[name=key]').fill('REPORTS_PASSWORD');
+      await rot.locator('select[name=connection]').selectOption('maria');
+      await rot.locator('[name=username]').fill(name);
+      await rot.locator('[name=intervalSeconds]').fill('100');
+      await rot.getByRole('button', { name: 'Save' }).click();
+      // The server's bound, beside its field.
+      await rot.locator('.field-invalid').first().waitFor();
+      await rot.locator('[name=intervalSeconds]').fill('');
+      await rot.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('REPORTS_PASSWORD rotates with maria').waitFor();
+      const row = page.locator('[data-testid=rotation-row]', { hasText: 'REPORTS_PASSWORD' });
+      await expect.poll(() => row.textContent()).toContain('on demand');
+
+      // Deleting the dynamic secret revokes its lease first.
+      await card.getByRole('button', { name: 'Delete reports' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Revoke leases and delete' }).click();
+      await expect.poll(() => card.count()).toBe(0);
+      expect(await mariadbUserExists(lease.username)).toBe(false);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.context().close();
+    }
+  }, 60_000);
+
   it('every new screen at 1280 and 390 px', async () => {
     for (const width of [1280, 390]) {
       const { page, problems } = await signedIn(owner.jwt, width);

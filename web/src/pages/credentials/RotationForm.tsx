@@ -75,7 +75,7 @@ export function RotationForm({
           <option value="alternate">Two users in turn: the one not in use changes</option>
         </select>
       </Field>
-      <div class="form-pair">
+      <div class={strategy === 'alternate' ? 'form-pair form-even' : 'stack'}>
         <TextField
           label={strategy === 'single' ? 'Database user' : 'First user (in use now)'}
           name={strategy === 'single' ? 'username' : 'usernames'}
