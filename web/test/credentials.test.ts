@@ -449,6 +449,12 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
         await page.getByRole('button', { name: 'Rotate root password of maria', exact: true }).click();
         await shot(page, `connections-rotate-root-${width}`);
         await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+        // In use: the dialog says what to remove first rather than offering a delete the server refuses (409).
+        await page.getByRole('button', { name: 'Delete maria', exact: true }).click();
+        const inUse = page.getByTestId('connection-in-use');
+        await expect.poll(() => inUse.textContent()).toMatch(/use this connection\. Delete them/);
+        await shot(page, `connections-in-use-${width}`);
+        await page.getByRole('dialog').getByRole('button', { name: 'Close' }).last().click();
 
         await page.goto(`/projects/${projectId}?tab=credentials&env=dev`);
         await page.getByTestId('dynamic-secret').first().waitFor();
