@@ -70,7 +70,12 @@ export function ConnectionsView({ project }: { project: Project }) {
                     {c.usedBy === 0 ? (
                       <span class="muted">nothing</span>
                     ) : (
-                      `${c.usedBy} secret${c.usedBy === 1 ? '' : 's'}`
+                      <span title="Dynamic secrets and rotations that use it">
+                        {c.usedBy}{' '}
+                        <span class="muted">
+                          secret{c.usedBy === 1 ? '' : 's'} or rotation{c.usedBy === 1 ? '' : 's'}
+                        </span>
+                      </span>
                     )}
                   </td>
                   <td class="small" data-label="Root password" data-testid="connection-root">
