@@ -268,6 +268,9 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
       expect(await card.locator('.pill-bad').first().textContent()).toBe('1 revoke failing');
       expect(await row.getByRole('button', { name: `Revoke ${lease.username}` }).textContent()).toBe('Retry revoke');
       await shot(page, 'credentials-revoke-failed-1280');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await shot(page, 'credentials-revoke-failed-390');
+      await page.setViewportSize({ width: 1280, height: 860 });
       expect(problems.filter((p) => !/502/.test(p))).toEqual([]);
     } finally {
       await page.context().close();
@@ -341,6 +344,9 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
       expect(await page.getByRole('button', { name: 'Rotate DB_PASSWORD now' }).count()).toBe(0);
       expect(await page.getByRole('button', { name: /^(Edit|Delete|Stop) / }).count()).toBe(0);
       await shot(page, 'credentials-read-only-1280');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await shot(page, 'credentials-read-only-390');
+      await page.setViewportSize({ width: 1280, height: 860 });
       await mine.getByRole('button', { name: `Revoke ${own.username}` }).click();
       await page.getByText(`${own.username} revoked`).waitFor();
       expect(await mariadbUserExists(own.username)).toBe(false);
