@@ -29,6 +29,8 @@ const ADMIN_CONTROLS = [
   { role: 'button', name: '+ Add environment' },
   { role: 'tab', name: 'Members' },
   { role: 'tab', name: 'Audit log' },
+  // D70: connections are the project administrators'.
+  { role: 'tab', name: 'Connections' },
 ] as const;
 const OWNER_CONTROLS = [
   { role: 'button', name: 'Protect', exact: true },

@@ -18,6 +18,8 @@ import { AuditView } from './Audit.js';
 import { CompareView } from './Compare.js';
 import { ChangeRequestsView } from './change-requests/ChangeRequestsView.js';
 import { useOpenCounts } from './change-requests/open-counts.js';
+import { ConnectionsView } from './credentials/ConnectionsView.js';
+import { CredentialsView } from './credentials/CredentialsView.js';
 import { OverviewView } from './overview/OverviewView.js';
 import { ProjectMembers } from './ProjectMembers.js';
 import { RevisionsView } from './revisions/RevisionsView.js';
@@ -33,7 +35,11 @@ const TABS = [
   { id: 'compare', label: 'Compare', admin: false },
   { id: 'revisions', label: 'Revisions', admin: false },
   { id: 'requests', label: 'Change requests', admin: false },
+  // D71, D72: every reader sees the environment's dynamic secrets and rotations; D70's connections are the
+  // Admins' (D57: the tab is not offered to anyone the server would refuse).
+  { id: 'credentials', label: 'Credentials', admin: false },
   { id: 'members', label: 'Members', admin: true },
+  { id: 'connections', label: 'Connections', admin: true },
   { id: 'audit', label: 'Audit log', admin: true },
 ] as const;
 
@@ -139,7 +145,7 @@ export function ProjectPage({
           const hidden = hiddenEnvsNote(p, all);
           return (
             <div role="tabpanel">
-              {hidden && current !== 'members' && current !== 'audit' && (
+              {hidden && current !== 'members' && current !== 'audit' && current !== 'connections' && (
                 <p class="note" data-testid="hidden-envs">
                   {hidden}
                 </p>
@@ -187,7 +193,16 @@ export function ProjectPage({
                   onRequestClosed={() => go('requests', env)}
                 />
               )}
+              {current === 'credentials' && (
+                <CredentialsView
+                  project={p}
+                  envs={list}
+                  env={env && list.some((e) => e.name === env) ? env : (list[0]?.name ?? null)}
+                  onEnv={(e) => go('credentials', e)}
+                />
+              )}
               {current === 'members' && <ProjectMembers project={p} envs={all} />}
+              {current === 'connections' && <ConnectionsView project={p} />}
               {current === 'audit' && (
                 <AuditView projectId={p.id} fileName={p.slug} canOpen={(e) => list.some((x) => x.name === e)} />
               )}
