@@ -120,7 +120,9 @@ interface JsonSchema {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
   required?: string[];
-  items?: JsonSchema;
+  /** `false` after `prefixItems` (a tuple: nothing past its entries). */
+  items?: JsonSchema | false;
+  prefixItems?: JsonSchema[];
   minItems?: number;
   maxItems?: number;
   minLength?: number;
@@ -179,7 +181,9 @@ function example(s: JsonSchema, all: boolean): unknown {
       return Object.fromEntries(keys.map((k) => [k, example(s.properties?.[k] ?? {}, all)]));
     }
     case 'array':
-      return Array.from({ length: Math.max(1, s.minItems ?? 1) }, () => example(s.items ?? {}, all));
+      // A tuple (Redis statements, the two users of an alternate rotation): one example per entry.
+      if (s.prefixItems) return s.prefixItems.map((p) => example(p, all));
+      return Array.from({ length: Math.max(1, s.minItems ?? 1) }, () => example(s.items || {}, all));
     case 'string':
       return exampleString(s);
     case 'integer':
@@ -236,6 +240,16 @@ function edges(s: JsonSchema): unknown[] {
     case 'boolean':
       return [true, false];
     case 'array': {
+      if (s.prefixItems) {
+        const whole = s.prefixItems.map((p) => example(p, true));
+        return [
+          [],
+          whole.slice(0, -1),
+          whole,
+          [...whole, whole[0]],
+          ...edges(s.prefixItems[0]!).map((v) => [v, ...whole.slice(1)]),
+        ];
+      }
       const one = s.items ? example(s.items, true) : 'x';
       const n = Math.min(s.maxItems ?? 200, 200);
       return [
