@@ -111,24 +111,7 @@ export const runCommand: Command = {
         ? () => (offline.offline ? Promise.resolve(unknownTypes('--offline')) : secretKeys(api, target))
         : undefined;
     const firstTypes = types?.();
-    const cache = openCache(api, pull, offline, ctx.identity?.cacheKey ?? token);
-    let answer: Awaited<ReturnType<typeof pullCached>>;
-    try {
-      answer = await pullCached(api, pull, offline, cache);
-    } catch (err) {
-      if (!only || !refusesKeys(err)) throw err;
-      // A key the environment lacks (or a server without subsets): the whole environment, where --only's
-      // own check names what is missing as before; if that fails too, the first answer stands.
-      pull = { ...pull, keys: undefined };
-      answer = await pullCached(api, pull, offline, cache).catch(() => {
-        throw err;
-      });
-    }
     const note = noteTo(ctx.stderr, ctx.stderrFd);
-    // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
-    if (answer.fallback) note(`warning: ${answer.fallback}`);
-    const scrubbed = await scrubbedKeys(firstTypes, note);
-    const declarations = await declarationsInScope(listing, scope, answer.fallback, note);
     const leases = new RunLeases(api, target, note);
     // From the first lease on, a signal to svcenv must not end it before every lease is revoked (ADR 0030):
     // before the command starts it is noted here (and the command never starts); once it runs, it is also
@@ -138,9 +121,40 @@ export const runCommand: Command = {
     const dropEarly = () => {
       for (const [s, h] of early) process.off(s, h);
     };
-    if (declarations.length) for (const [s, h] of early) process.on(s, h);
+    if (listing) for (const [s, h] of early) process.on(s, h);
+    // The leases are made while the pull is under way: the database's part of a lease is the longest step
+    // of a run's start (bench/leases.bench.ts). A failed listing is judged once the pull has answered.
+    const acquiring = listing?.then(async (got) => {
+      if ('error' in got) return got;
+      await leases.acquire(inScope(got.declarations, scope));
+      return undefined;
+    });
+    // Judged after the pull; until then a failure must not count as unhandled (it would end the process).
+    acquiring?.catch(() => undefined);
     try {
-      await leases.acquire(declarations);
+      const cache = openCache(api, pull, offline, ctx.identity?.cacheKey ?? token);
+      let answer: Awaited<ReturnType<typeof pullCached>>;
+      try {
+        answer = await pullCached(api, pull, offline, cache);
+      } catch (err) {
+        if (!only || !refusesKeys(err)) throw err;
+        // A key the environment lacks (or a server without subsets): the whole environment, where --only's
+        // own check names what is missing as before; if that fails too, the first answer stands.
+        pull = { ...pull, keys: undefined };
+        answer = await pullCached(api, pull, offline, cache).catch(() => {
+          throw err;
+        });
+      }
+      // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
+      if (answer.fallback) note(`warning: ${answer.fallback}`);
+      const scrubbed = await scrubbedKeys(firstTypes, note);
+      const failedListing = await acquiring;
+      if (failedListing) {
+        // The listing failed: that failure stands, unless the pull itself fell back on the cache (the
+        // server is away), when the command starts without leases, as D42 lets it start on cached values.
+        if (!answer.fallback) throw failedListing.error;
+        note('warning: the dynamic secrets could not be listed, so none is leased (the server is away)');
+      }
       if (interrupted) return { exitCode: statusOf(null, interrupted) };
       const leased = leases.values();
       const first = prepare(answer, scope, [command, ...commandArgs], ctx, token, scrubbed, undefined, leased);
@@ -162,8 +176,10 @@ export const runCommand: Command = {
         }),
       };
     } finally {
-      // Whatever ended the command (its own exit, a forwarded signal, a kill, a failure to start it), the
-      // leases go before svcenv does; the early handlers stay until then, so a second Ctrl-C waits for it.
+      // Whatever ended the command (its own exit, a forwarded signal, a kill, a failure to start it or to
+      // pull), the leases go before svcenv does, those still being made too; the early handlers stay until
+      // then, so a second Ctrl-C waits for it.
+      await acquiring?.catch(() => undefined);
       await leases.revokeAll();
       dropEarly();
     }
@@ -172,24 +188,10 @@ export const runCommand: Command = {
 
 /**
  * D71: the dynamic secrets whose variables are in scope: with --all, each unless --except names all of its
- * keys; with --only, each that gives one of the keys named. When the listing failed, the failure stands,
- * unless the pull itself fell back on the cache (the server is away): then the command starts without them,
- * with a warning, as D42 lets it start on cached values.
+ * keys; with --only, each that gives one of the keys named.
  */
-async function declarationsInScope(
-  listing: Promise<{ declarations: Declaration[] } | { error: unknown }> | undefined,
-  scope: Scope,
-  fallback: string | undefined,
-  note: (line: string) => void,
-): Promise<Declaration[]> {
-  if (!listing) return [];
-  const got = await listing;
-  if ('error' in got) {
-    if (!fallback) throw got.error;
-    note('warning: the dynamic secrets could not be listed, so none is leased (the server is away)');
-    return [];
-  }
-  return got.declarations.filter((d) =>
+function inScope(declarations: readonly Declaration[], scope: Scope): Declaration[] {
+  return declarations.filter((d) =>
     scope.kind === 'all' ? d.keys.some((k) => !scope.except.has(k)) : d.keys.some((k) => scope.keys.includes(k)),
   );
 }
