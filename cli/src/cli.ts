@@ -14,6 +14,7 @@ import {
 } from './command.js';
 import { makeCompletionCommand } from './commands/completion.js';
 import { diffCommand } from './commands/diff.js';
+import { leaseCommand } from './commands/lease.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
 import { projectsCommand } from './commands/projects.js';
@@ -36,6 +37,7 @@ export const COMMANDS: readonly Command[] = [
   setupCommand,
   pullCommand,
   runCommand,
+  leaseCommand,
   pushCommand,
   diffCommand,
   varsCommand,

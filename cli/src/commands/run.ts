@@ -5,6 +5,7 @@ import { fs, os } from '../builtins.js';
 import { type Command, type Context, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveOfflineSettings, resolveSettings } from '../config.js';
 import { CliError, looksLikeToken, shown, usageError } from '../errors.js';
+import { type Declaration, listDeclarations, RunLeases } from '../leases.js';
 import { openCache, type PullAnswer, type PullOptions, pullCached, readPulled } from '../remote.js';
 import { ScrubAutomaton, type ScrubStream } from '../scrub.js';
 import { noteTo, watchChanges } from '../watch.js';
@@ -17,7 +18,7 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'Run a command with variables as environment variables, scrubbing them from its output',
   usage:
-    'svcenv run [--project <id|slug>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--scrub all|secrets] [--watch [--restart-signal <NAME>]] [--offline] [--max-stale <duration>] -- <command> [args...]',
+    'svcenv run [--project <id|slug>] [--env <name>] (--only <k1,k2> | --all [--except <k1,k2>]) [--scrub all|secrets] [--watch [--restart-signal <NAME>]] [--no-dynamic] [--offline] [--max-stale <duration>] -- <command> [args...]',
   flags: {
     ...targetFlags,
     only: { type: 'string', description: 'expose only these keys (comma-separated)' },
@@ -33,6 +34,7 @@ export const runCommand: Command = {
       type: 'string',
       description: 'with --watch: the signal that stops the command (default SIGTERM)',
     },
+    'no-dynamic': { type: 'boolean', description: "lease no dynamic secret (D71): only the environment's variables" },
   },
   details:
     'Variables reach the command as environment variables, never as arguments; {{KEY}} in the arguments\n' +
@@ -45,6 +47,11 @@ export const runCommand: Command = {
     'Not a sandbox: a program can still send its environment elsewhere.\n' +
     '--only pulls only its keys (and what they reference): a broken reference elsewhere in the\n' +
     'environment does not stop the command. The key names travel in the request URL.\n' +
+    'Dynamic secrets (D71): each one of the environment whose variables are in scope is leased before the\n' +
+    'command starts (one lease each; a lease that cannot be made stops svcenv with exit 1, nothing started),\n' +
+    'its values join the variables and the scrubbed values, each lease is renewed at two thirds of its TTL\n' +
+    'and revoked when the command ends, however it ends (also when svcenv is interrupted). --watch keeps\n' +
+    'the same leases across restarts. --no-dynamic (and --offline) lease nothing.\n' +
     'With --watch the command is restarted with the new values when an exposed variable changes: the\n' +
     '--restart-signal (default SIGTERM), up to 10 s, then SIGKILL. While the server is away the command\n' +
     'keeps running and svcenv retries with backoff; when the command exits on its own, so does svcenv.\n' +
@@ -78,8 +85,24 @@ export const runCommand: Command = {
     const target = requireTarget(settings);
     const token = requireToken(settings);
     const api = new Api(settings.apiUrl, token, offline.timeoutMs);
+    // D71: the environment's dynamic secrets, asked for beside the pull (--all) or before it (--only, whose
+    // leased keys the pull would not find). Offline there is no server to lease from (ADR 0030).
+    const listing =
+      args.flags['no-dynamic'] === true || offline.offline
+        ? undefined
+        : listDeclarations(api, target).then(
+            (declarations) => ({ declarations }),
+            (error: unknown) => ({ error }),
+          );
+    let leasedKeys = new Set<string>();
+    if (scope.kind === 'only' && listing) {
+      const got = await listing;
+      if ('declarations' in got) leasedKeys = new Set(got.declarations.flatMap((d) => d.keys));
+    }
     // D67: --only pulls only its keys, so a broken reference elsewhere in the environment does not fail it.
-    const only = scope.kind === 'only' ? scope.keys : undefined;
+    // Keys a lease gives are not the environment's: left out (and if nothing is left, the whole environment).
+    const pulledOnly = scope.kind === 'only' ? scope.keys.filter((k) => !leasedKeys.has(k)) : undefined;
+    const only = pulledOnly?.length ? pulledOnly : undefined;
     let pull: PullOptions = { ...target, metadata: true, format: 'dotenv', keys: only };
     // --scrub secrets: the types come from the masked listing, asked for beside the pull; the default path
     // makes no such request. Offline there are none to ask for: every value is scrubbed.
@@ -88,41 +111,90 @@ export const runCommand: Command = {
         ? () => (offline.offline ? Promise.resolve(unknownTypes('--offline')) : secretKeys(api, target))
         : undefined;
     const firstTypes = types?.();
-    const cache = openCache(api, pull, offline, ctx.identity?.cacheKey ?? token);
-    let answer: Awaited<ReturnType<typeof pullCached>>;
-    try {
-      answer = await pullCached(api, pull, offline, cache);
-    } catch (err) {
-      if (!only || !refusesKeys(err)) throw err;
-      // A key the environment lacks (or a server without subsets): the whole environment, where --only's
-      // own check names what is missing as before; if that fails too, the first answer stands.
-      pull = { ...pull, keys: undefined };
-      answer = await pullCached(api, pull, offline, cache).catch(() => {
-        throw err;
-      });
-    }
     const note = noteTo(ctx.stderr, ctx.stderrFd);
-    // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
-    if (answer.fallback) note(`warning: ${answer.fallback}`);
-    const scrubbed = await scrubbedKeys(firstTypes, note);
-    const first = prepare(answer, scope, [command, ...commandArgs], ctx, token, scrubbed);
-    // The cache is written once the command has started: it needs none of it (D42).
-    const keep = () => answer.keep?.();
-    if (!watch) return { exitCode: await execScrubbed(first.argv, first.env, first.automaton, ctx, keep) };
-    return {
-      exitCode: await runWatching(first, keep, {
-        scope,
-        command: [command, ...commandArgs],
-        ctx,
-        note,
-        restartSignal,
-        token,
-        types: types && (() => scrubbedKeys(types(), note)),
-        watch: { api, pull, cache: await cache, etag: answer.etag ?? '' },
-      }),
+    const leases = new RunLeases(api, target, note);
+    // From the first lease on, a signal to svcenv must not end it before every lease is revoked (ADR 0030):
+    // before the command starts it is noted here (and the command never starts); once it runs, it is also
+    // forwarded to the command, and the leases are revoked when the command has ended.
+    let interrupted: NodeJS.Signals | undefined;
+    const early = FORWARDED_SIGNALS.map((s) => [s, () => (interrupted ??= s)] as const);
+    const dropEarly = () => {
+      for (const [s, h] of early) process.off(s, h);
     };
+    if (listing) for (const [s, h] of early) process.on(s, h);
+    // The leases are made while the pull is under way: the database's part of a lease is the longest step
+    // of a run's start (bench/leases.bench.ts). A failed listing is judged once the pull has answered.
+    const acquiring = listing?.then(async (got) => {
+      if ('error' in got) return got;
+      await leases.acquire(inScope(got.declarations, scope));
+      return undefined;
+    });
+    // Judged after the pull; until then a failure must not count as unhandled (it would end the process).
+    acquiring?.catch(() => undefined);
+    try {
+      const cache = openCache(api, pull, offline, ctx.identity?.cacheKey ?? token);
+      let answer: Awaited<ReturnType<typeof pullCached>>;
+      try {
+        answer = await pullCached(api, pull, offline, cache);
+      } catch (err) {
+        if (!only || !refusesKeys(err)) throw err;
+        // A key the environment lacks (or a server without subsets): the whole environment, where --only's
+        // own check names what is missing as before; if that fails too, the first answer stands.
+        pull = { ...pull, keys: undefined };
+        answer = await pullCached(api, pull, offline, cache).catch(() => {
+          throw err;
+        });
+      }
+      // D42: one warning naming the cause and the age; then the command runs as after a fresh pull.
+      if (answer.fallback) note(`warning: ${answer.fallback}`);
+      const scrubbed = await scrubbedKeys(firstTypes, note);
+      const failedListing = await acquiring;
+      if (failedListing) {
+        // The listing failed: that failure stands, unless the pull itself fell back on the cache (the
+        // server is away), when the command starts without leases, as D42 lets it start on cached values.
+        if (!answer.fallback) throw failedListing.error;
+        note('warning: the dynamic secrets could not be listed, so none is leased (the server is away)');
+      }
+      if (interrupted) return { exitCode: statusOf(null, interrupted) };
+      const leased = leases.values();
+      const first = prepare(answer, scope, [command, ...commandArgs], ctx, token, scrubbed, undefined, leased);
+      leases.startRenewing();
+      // The cache is written once the command has started: it needs none of it (D42).
+      const keep = () => answer.keep?.();
+      if (!watch) return { exitCode: await execScrubbed(first.argv, first.env, first.automaton, ctx, keep) };
+      return {
+        exitCode: await runWatching(first, keep, {
+          scope,
+          command: [command, ...commandArgs],
+          ctx,
+          note,
+          restartSignal,
+          token,
+          leased,
+          types: types && (() => scrubbedKeys(types(), note)),
+          watch: { api, pull, cache: await cache, etag: answer.etag ?? '' },
+        }),
+      };
+    } finally {
+      // Whatever ended the command (its own exit, a forwarded signal, a kill, a failure to start it or to
+      // pull), the leases go before svcenv does, those still being made too; the early handlers stay until
+      // then, so a second Ctrl-C waits for it.
+      await acquiring?.catch(() => undefined);
+      await leases.revokeAll();
+      dropEarly();
+    }
   },
 };
+
+/**
+ * D71: the dynamic secrets whose variables are in scope: with --all, each unless --except names all of its
+ * keys; with --only, each that gives one of the keys named.
+ */
+function inScope(declarations: readonly Declaration[], scope: Scope): Declaration[] {
+  return declarations.filter((d) =>
+    scope.kind === 'all' ? d.keys.some((k) => !scope.except.has(k)) : d.keys.some((k) => scope.keys.includes(k)),
+  );
+}
 
 /** The server refused `keys` itself (400 VALIDATION naming it). */
 const refusesKeys = (err: unknown) =>
@@ -196,8 +268,11 @@ function prepare(
   token: string,
   scrubbed: Scrubbed,
   previous?: Prepared,
+  /** D71: the leases' values; they win over a pulled variable of the same name (they are the fresh ones). */
+  leased?: ReadonlyMap<string, string>,
 ): Prepared {
-  const { vars, context } = readPulled(answer);
+  const { vars: pulled, context } = readPulled(answer);
+  const vars = leased?.size ? new Map([...pulled, ...leased]) : pulled;
   const exposed = selectScope(vars, scope);
   const argv = substitutePlaceholders(command, exposed);
   // Copied with native calls, not per-key loops: this runs once per start, before any JIT, over up to
@@ -213,7 +288,8 @@ function prepare(
   // replaced are scrubbed too: the new command may still print an old secret (from a file, a log).
   const automaton = new ScrubAutomaton(function* () {
     yield token;
-    for (const [k, v] of exposed) if (!context.has(k) && (!scrubbed || scrubbed(k))) yield v;
+    // A leased value is always scrubbed: whatever --scrub says, it is a password (D71).
+    for (const [k, v] of exposed) if (leased?.has(k) || (!context.has(k) && (!scrubbed || scrubbed(k)))) yield v;
     if (previous) {
       const before = previous.scrubbed;
       for (const [k, v] of previous.exposed) if (!context.has(k) && (!before || before(k))) yield v;
@@ -253,6 +329,8 @@ async function runWatching(
     note: (line: string) => void;
     restartSignal: NodeJS.Signals;
     token: string;
+    /** D71: the same leases for every start of the command (ADR 0030). */
+    leased: ReadonlyMap<string, string>;
     /** --scrub secrets: the types again for each new start (a key may have become secret). */
     types: (() => Promise<Scrubbed>) | undefined;
     watch: Pick<Parameters<typeof watchChanges>[0], 'api' | 'pull' | 'cache' | 'etag'>;
@@ -277,7 +355,7 @@ async function runWatching(
     let next: Prepared;
     try {
       const scrubbed = o.types ? await o.types() : undefined;
-      next = prepare(answer, o.scope, o.command, o.ctx, o.token, scrubbed, current.prepared);
+      next = prepare(answer, o.scope, o.command, o.ctx, o.token, scrubbed, current.prepared, o.leased);
     } catch (err) {
       o.note(`svcenv: the variables changed, but the command keeps its old values: ${(err as Error).message}`);
       return;
