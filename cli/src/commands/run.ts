@@ -152,8 +152,8 @@ export const runCommand: Command = {
       if (failedListing) {
         // The listing failed: that failure stands, unless the pull itself fell back on the cache (the
         // server is away), when the command starts without leases, as D42 lets it start on cached values.
+        // D42's one warning (above) already says the server is away, which is why nothing is leased.
         if (!answer.fallback) throw failedListing.error;
-        note('warning: the dynamic secrets could not be listed, so none is leased (the server is away)');
       }
       if (interrupted) return { exitCode: statusOf(null, interrupted) };
       const leased = leases.values();
