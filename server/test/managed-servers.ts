@@ -6,9 +6,10 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, until } from './harness.js';
 
 export interface Certs {
   dir: string;
@@ -54,34 +55,17 @@ export function makeCerts(): Certs {
   };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
+/** Whether something accepts TCP connections on the loopback port. */
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = new Socket();
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
     });
+    socket.once('error', () => resolve(false));
+    socket.connect(port, '127.0.0.1');
   });
-}
-
-async function untilListening(port: number, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = new Socket();
-      s.once('connect', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once('error', () => resolve(false));
-      s.connect(port, '127.0.0.1');
-    }).catch(() => false);
-    if (up) return;
-    if (Date.now() > end) throw new Error(`${what} did not listen on 127.0.0.1:${port}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const PG_BIN = () => {
   const versions = execFileSync('ls', ['/usr/lib/postgresql']).toString().trim().split('\n');
@@ -125,7 +109,7 @@ export async function startScramPostgres(certs: Certs): Promise<{
     ],
     { stdio: 'ignore' },
   );
-  await untilListening(port, 'PostgreSQL');
+  await until(`PostgreSQL on 127.0.0.1:${port}`, () => listening(port), 30_000);
   return {
     port,
     password,
@@ -159,7 +143,7 @@ export async function startTlsRedis(certs: Certs): Promise<{
     ],
     { stdio: 'ignore' },
   );
-  await untilListening(port, 'Redis');
+  await until(`Redis on 127.0.0.1:${port}`, () => listening(port), 30_000);
   return {
     port,
     username,
