@@ -35,6 +35,12 @@ export const WEBHOOK_EVENTS = [
   'lease.revoke',
   'lease.expire',
   'lease.revoke_failed',
+  // D74: access requests, and D73's temporary grants ending.
+  'access.request',
+  'access.approve',
+  'access.deny',
+  'access.withdraw',
+  'access.expire',
 ] as const;
 
 /**

@@ -23,10 +23,24 @@ export const stats = z.object({
   tokenCount: z.number().int(),
 });
 
-export const member = z.object({ id: uuid, name: z.string(), email: z.string(), wsRole, joinedAt: timestamp });
+/**
+ * D73: when a temporary grant ends (an ISO 8601 time with its offset); the server refuses one not in the
+ * future (400). Absent or null: permanent.
+ */
+export const grantExpiresAt = z.iso.datetime({ offset: true }).nullable().optional();
+
+export const member = z.object({
+  id: uuid,
+  name: z.string(),
+  email: z.string(),
+  wsRole,
+  joinedAt: timestamp,
+  /** D73: when a temporary role ends (an Owner is then a Member again, a Member's membership ends). */
+  expiresAt: timestamp.nullable(),
+});
 export const membersResponse = z.object({ members: z.array(member) });
 export const memberParams = z.strictObject({ userId: uuid });
-export const updateMemberBody = z.strictObject({ wsRole });
+export const updateMemberBody = z.strictObject({ wsRole, expiresAt: grantExpiresAt });
 
 export const inviteBody = z.strictObject({ email, wsRole: wsRole.default('Member') });
 export const inviteAddedResponse = z.object({ userId: uuid, name: z.string(), wsRole });
@@ -75,12 +89,16 @@ export const projectMember = z.object({
   email: z.string(),
   role: projectRole,
   envPermissions: z.record(z.string(), envPermissionValue),
+  /** D73: when a temporary project role ends; null: permanent. */
+  expiresAt: timestamp.nullable(),
+  /** D73: the temporary ones among `envPermissions`, by environment: when each ends. */
+  envPermissionExpiry: z.record(z.string(), timestamp),
 });
 export const projectMembersResponse = z.object({ members: z.array(projectMember) });
 export const projectMemberParams = z.strictObject({ id: uuid, userId: uuid });
 export const projectMemberEnvParams = z.strictObject({ id: uuid, userId: uuid, env: envName });
-export const setProjectRoleBody = z.strictObject({ role: projectRole });
-export const setEnvPermissionBody = z.strictObject({ permission: envPermissionValue });
+export const setProjectRoleBody = z.strictObject({ role: projectRole, expiresAt: grantExpiresAt });
+export const setEnvPermissionBody = z.strictObject({ permission: envPermissionValue, expiresAt: grantExpiresAt });
 
 export type Workspace = z.infer<typeof workspace>;
 export type Member = z.infer<typeof member>;

@@ -20,6 +20,7 @@ import { IssuerKeyCache } from './runtime/issuer-keys.js';
 import { OidcDiscovery } from './runtime/oidc-discovery.js';
 import { RenderCache } from './runtime/render-cache.js';
 import { UnchangedPullAudits } from './runtime/unchanged-pulls.js';
+import { registerAccessJobs } from './services/access/expiry.js';
 import type { Deps } from './services/core/deps.js';
 import { registerCredentialJobs } from './services/credentials/jobs.js';
 import { bindLegacyValues } from './services/variables/value-binding.js';
@@ -158,4 +159,6 @@ export async function startDeps(app: FastifyInstance, deps: Deps, metrics: Metri
   // D71, D72: the lease revocations and the rotations run with the job runner (main.ts closes the engines'
   // pools after the runner stopped, so no revocation in flight loses its connection).
   registerCredentialJobs(deps, app.log);
+  // D73, D74: temporary grants and pending access requests that ended are removed and audited.
+  registerAccessJobs(deps, app.log);
 }

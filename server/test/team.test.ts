@@ -295,6 +295,7 @@ describe(`workspace and team (${dialectName})`, () => {
       email: other.email,
       wsRole: 'Owner',
       joinedAt: expect.any(String),
+      expiresAt: null,
     });
     // The same role again answers the member as it is and records no change.
     const again = await app.request('PATCH', `/v1/workspace/members/${other.user.id}`, {
@@ -437,6 +438,8 @@ describe(`workspace and team (${dialectName})`, () => {
       email: dev.email,
       role: 'Developer',
       envPermissions: {},
+      expiresAt: null,
+      envPermissionExpiry: {},
     });
     expect((await app.request('GET', `/v1/projects/${p.id}/envs/prod/vars`, { token: devJwt })).status).toBe(403);
     const grant = await app.request('PUT', `/v1/projects/${p.id}/members/${dev.user.id}/envs/prod`, {

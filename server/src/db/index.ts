@@ -41,6 +41,7 @@ import * as auditInbox from './migrations/2026-11-29T10-audit-inbox.js';
 import * as auditInboxUnchecked from './migrations/2026-11-29T20-audit-inbox-unchecked.js';
 import * as managedCredentials from './migrations/2026-12-03T00-managed-credentials.js';
 import * as portableAuditKeys from './migrations/2026-12-03T00-portable-audit-keys.js';
+import * as temporaryAccess from './migrations/2026-12-03T10-temporary-access.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -439,6 +440,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       up: (db) => portableAuditKeys.up(db, dialect),
       down: (db) => portableAuditKeys.down(db, dialect),
     },
+    '2026-12-03T10-temporary-access': { up: temporaryAccess.up, down: temporaryAccess.down },
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * Row types of every table. Timestamps are ISO 8601 text in both dialects (sortable, identical on the
@@ -42,6 +42,7 @@ export interface Database {
   dynamic_secrets: DynamicSecretsTable;
   leases: LeasesTable;
   rotations: RotationsTable;
+  access_requests: AccessRequestsTable;
 }
 
 /** D70: a project's managed database (migration 2026-12-03T00-managed-credentials). */
@@ -267,6 +268,8 @@ export interface WorkspaceMembersTable {
   user_id: string;
   ws_role: 'Owner' | 'Member';
   joined_at: string;
+  /** D73: when a temporary role ends (an Owner is a Member again; a Member's membership ends); null: never. */
+  expires_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ProjectsTable {
@@ -369,6 +372,8 @@ export interface ProjectMembersTable {
   project_id: string;
   user_id: string;
   role: 'Admin' | 'Developer' | 'Read-only';
+  /** D73: when a temporary project role ends; null: never. */
+  expires_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface EnvPermissionsTable {
@@ -376,6 +381,28 @@ export interface EnvPermissionsTable {
   user_id: string;
   environment_id: string;
   permission: 'none' | 'read' | 'write';
+  /** D73: when a temporary per-environment permission ends; null: never. */
+  expires_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** D74: the access request that granted it (D76 source `request`). */
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** D74: access requests (migration 2026-12-03T10-temporary-access). */
+export interface AccessRequestsTable {
+  id: string;
+  workspace_id: string;
+  project_id: string;
+  environment_id: string;
+  requester_id: string;
+  permission: 'read' | 'write';
+  duration_seconds: number;
+  reason: string;
+  status: 'pending' | 'approved' | 'denied' | 'withdrawn' | 'expired';
+  decided_by: string | null;
+  decision_reason: string | null;
+  granted_seconds: number | null;
+  created_at: string;
+  decided_at: string | null;
 }
 
 export interface AccessTokensTable {

@@ -9,14 +9,23 @@ export async function projectMemberRoutes(app: FastifyInstance) {
     members: await pm.listProjectMembers(req.ctx, { projectId: req.params.id }),
   }));
   route(app, ops.setProjectRole, async (req) =>
-    pm.setProjectRole(req.ctx, { projectId: req.params.id, userId: req.params.userId, role: req.body.role }),
+    pm.setProjectRole(req.ctx, {
+      projectId: req.params.id,
+      userId: req.params.userId,
+      role: req.body.role,
+      expiresAt: req.body.expiresAt,
+    }),
   );
   route(app, ops.removeProjectMember, async (req, reply) => {
     await pm.removeProjectMember(req.ctx, { projectId: req.params.id, userId: req.params.userId });
     return reply.status(204).send(null);
   });
   route(app, ops.setEnvPermission, async (req) =>
-    pm.setEnvPermission(req.ctx, { ...memberEnv(req.params), permission: req.body.permission }),
+    pm.setEnvPermission(req.ctx, {
+      ...memberEnv(req.params),
+      permission: req.body.permission,
+      expiresAt: req.body.expiresAt,
+    }),
   );
   route(app, ops.clearEnvPermission, async (req, reply) => {
     await pm.setEnvPermission(req.ctx, { ...memberEnv(req.params), permission: null });

@@ -81,6 +81,7 @@ function tokenRows(db: Db) {
       'u.id as user_id',
       'u.name as user_name',
       'm.ws_role',
+      'm.expires_at as ws_expires_at',
     ]);
 }
 
@@ -114,8 +115,10 @@ function grantRows(db: Db, projectBy: 'p.id' | 'p.slug', project: string, env: s
       'e.revision as e_revision',
       'e.require_approval as e_require_approval',
       'pm.role as member_role',
+      'pm.expires_at as member_expires_at',
       'o.environment_id as o_environment_id',
       'o.permission as o_permission',
+      'o.expires_at as o_expires_at',
     ]);
 }
 
@@ -126,7 +129,7 @@ export function authnQueries(db: Db) {
       db
         .selectFrom('users as u')
         .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
-        .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role', 'm.joined_at'])
+        .select(['u.id', 'u.name', 'u.session_version', 'm.ws_role', 'm.joined_at', 'm.expires_at'])
         .where('u.id', '=', userId)
         .where('m.workspace_id', '=', workspaceId),
     ),

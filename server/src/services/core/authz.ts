@@ -6,7 +6,7 @@ import type { Db } from '../../db/index.js';
 import type { ProjectsTable } from '../../db/schema.js';
 import { AppError, forbidden, notFound } from '../../lib/errors.js';
 import type { Ctx } from './context.js';
-import type { Permission, Principal, ProjectRole } from './principal.js';
+import { grantLive, type Permission, type Principal, type ProjectRole } from './principal.js';
 
 /**
  * The one authorization module: every permission decision of the API goes through here, and every
@@ -83,7 +83,7 @@ export interface EnvRequest extends EnvTarget {
 export async function authorizeEnv(ctx: Ctx, req: EnvRequest): Promise<{ access: ProjectAccess; env: EnvFull }> {
   const at = req.readOnly ? (ctx.epoch ?? readEpoch(ctx.deps.db)) : undefined;
   const snapshot = req.readOnly ? ctx.snapshot : undefined;
-  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, req.projectId, at, snapshot);
+  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, req.projectId, ctx.deps.clock.now(), at, snapshot);
   if (req.need === 'admin') requireProjectAdmin(access);
   const env = await findEnv(ctx.deps.db, req.projectId, req.env, at, snapshot);
   if (req.need === 'read' || req.need === 'write' || req.need === 'direct-write') requireVarNeed(access, env, req.need);
@@ -100,7 +100,7 @@ export async function authorizeEnvs(
   ctx: Ctx,
   req: { projectId: string; envs: string[]; need: VarNeed },
 ): Promise<{ access: ProjectAccess; envs: EnvFull[] }> {
-  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, req.projectId);
+  const access = await loadProjectAccess(ctx.deps.db, ctx.principal, req.projectId, ctx.deps.clock.now());
   const envs: EnvFull[] = [];
   for (const name of req.envs) {
     const env = await findEnv(ctx.deps.db, req.projectId, name);
@@ -126,6 +126,7 @@ export async function authorizeProject(
     ctx.deps.db,
     ctx.principal,
     projectId,
+    ctx.deps.clock.now(),
     at,
     readOnly ? ctx.snapshot : undefined,
   );
@@ -160,6 +161,8 @@ async function loadProjectAccess(
   db: Db,
   principal: Principal,
   projectId: string,
+  /** D73: the moment temporary grants are judged at. */
+  now: Date,
   /** A read-only request's counter value (EnvRequest.readOnly). */
   at?: number,
   /** A read-only request's rows read with its credential (Ctx.snapshot). */
@@ -186,7 +189,8 @@ async function loadProjectAccess(
     at,
     snapshot,
   );
-  if (!member) throw notFound('project');
+  // D73: an expired temporary project role is no membership, at once (the row is the one read anyway).
+  if (!member || !grantLive(member.expires_at, now)) throw notFound('project');
   const rows = await cachedRows(
     db,
     accessRowKeys.overrides(projectId, principal.userId),
@@ -194,7 +198,7 @@ async function loadProjectAccess(
     at,
     snapshot,
   );
-  return accessOf(principal, project, member.role, rows);
+  return accessOf(principal, project, member.role, rows, now);
 }
 
 /** The one place a ProjectAccess is made: a workspace Owner bypasses project roles (role null). */
@@ -202,15 +206,18 @@ function accessOf(
   principal: Principal,
   project: ProjectRow,
   memberRole: ProjectRole | null,
-  overrides: readonly { environment_id: string; permission: Permission }[],
+  overrides: readonly { environment_id: string; permission: Permission; expires_at?: string | null }[],
+  /** D73: overrides whose time has passed are left out (the role default applies again). */
+  now?: Date,
 ): ProjectAccess {
   if (principal.wsRole === 'Owner') return { principal, project, role: null, overrides: new Map() };
   if (memberRole === null) throw notFound('project');
+  const live = now ? overrides.filter((r) => grantLive(r.expires_at, now)) : overrides;
   return {
     principal,
     project,
     role: memberRole,
-    overrides: new Map(overrides.map((r) => [r.environment_id, r.permission])),
+    overrides: new Map(live.map((r) => [r.environment_id, r.permission])),
   };
 }
 
@@ -222,6 +229,8 @@ export async function loadProjectAccesses(
   db: Db,
   principal: Principal,
   projects: readonly ProjectRow[],
+  /** D73: the moment temporary grants are judged at. */
+  now: Date = new Date(),
 ): Promise<Map<string, ProjectAccess>> {
   const visible = projects.filter(
     (p) =>
@@ -237,18 +246,19 @@ export async function loadProjectAccesses(
   const [members, overrides] = await Promise.all([
     db
       .selectFrom('project_members')
-      .select(['project_id', 'role'])
+      .select(['project_id', 'role', 'expires_at'])
       .where('user_id', '=', principal.userId)
       .where('project_id', 'in', ids)
       .execute(),
     db
       .selectFrom('env_permissions')
-      .select(['project_id', 'environment_id', 'permission'])
+      .select(['project_id', 'environment_id', 'permission', 'expires_at'])
       .where('user_id', '=', principal.userId)
       .where('project_id', 'in', ids)
       .execute(),
   ]);
-  const roles = new Map(members.map((m) => [m.project_id, m.role]));
+  // D73: expired temporary roles and overrides count for nothing, as in loadProjectAccess.
+  const roles = new Map(members.filter((m) => grantLive(m.expires_at, now)).map((m) => [m.project_id, m.role]));
   for (const p of visible) {
     const role = roles.get(p.id);
     if (role === undefined) continue;
@@ -259,6 +269,7 @@ export async function loadProjectAccesses(
         p,
         role,
         overrides.filter((o) => o.project_id === p.id),
+        now,
       ),
     );
   }
@@ -315,12 +326,16 @@ function compileAccessQueries(db: Db) {
       db.selectFrom('projects').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId),
     ),
     member: hotQuery(db, 2, (projectId: string, userId: string) =>
-      db.selectFrom('project_members').select('role').where('project_id', '=', projectId).where('user_id', '=', userId),
+      db
+        .selectFrom('project_members')
+        .select(['role', 'expires_at'])
+        .where('project_id', '=', projectId)
+        .where('user_id', '=', userId),
     ),
     overrides: hotQuery(db, 2, (projectId: string, userId: string) =>
       db
         .selectFrom('env_permissions')
-        .select(['environment_id', 'permission'])
+        .select(['environment_id', 'permission', 'expires_at'])
         .where('project_id', '=', projectId)
         .where('user_id', '=', userId),
     ),
@@ -425,6 +440,19 @@ export function requireOwner(principal: Principal): void {
   if (principal.token && (principal.token.scope !== 'write' || !principal.token.envs.includes('*'))) {
     throw forbidden('this operation needs a write token for every environment');
   }
+}
+
+/**
+ * D73: a grant's `expiresAt` as stored (ISO 8601, UTC), or null for a permanent grant; one not after `now`
+ * is 400 VALIDATION naming the field, before anything changes.
+ */
+export function grantExpiry(expiresAt: string | null | undefined, now: Date): string | null {
+  if (expiresAt == null) return null;
+  const ms = Date.parse(expiresAt);
+  if (!Number.isFinite(ms) || ms <= now.getTime()) {
+    throw new AppError('VALIDATION', 'expiresAt must be a time in the future', 'expiresAt');
+  }
+  return new Date(ms).toISOString();
 }
 
 export function requireUser(principal: Principal): void {

@@ -69,3 +69,21 @@ export function systemActor(workspaceId: string, name = 'svcenv'): Principal {
     system: true,
   };
 }
+
+/**
+ * D73: whether a grant with this `expires_at` (ISO 8601, or null for a permanent one) still holds at `now`.
+ * Every authorization decision asks this of the row it already read, so an expired grant is refused at
+ * once, on every instance, before the access-expiry job removes it, and without any further query.
+ */
+export function grantLive(expiresAt: string | null | undefined, now: Date): boolean {
+  return expiresAt == null || Date.parse(expiresAt) > now.getTime();
+}
+
+/**
+ * D73: the workspace role a membership row stands for at `now`: an expired temporary Owner is a Member
+ * again, an expired temporary membership is none (null).
+ */
+export function liveWsRole(role: WsRole, expiresAt: string | null | undefined, now: Date): WsRole | null {
+  if (grantLive(expiresAt, now)) return role;
+  return role === 'Owner' ? 'Member' : null;
+}

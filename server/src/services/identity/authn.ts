@@ -9,7 +9,7 @@ import { auditRow, recordAudit } from '../core/audit.js';
 import { accessRowKeys, type EnvFull, type ProjectRow } from '../core/authz.js';
 import type { Authenticated } from '../core/context.js';
 import type { AuthnDeps } from '../core/deps.js';
-import type { Principal } from '../core/principal.js';
+import { liveWsRole, type Principal } from '../core/principal.js';
 
 /** Which credentials a route accepts (spec "Authentication", D10). */
 export type AuthMode = 'none' | 'jwt' | 'token' | 'any';
@@ -75,12 +75,15 @@ async function authenticateJwt(deps: AuthnDeps, jwt: string): Promise<Principal>
   // session issued in the second the member joined is theirs.
   const issuedAt = (exp as number) - JWT_LIFETIME_S;
   if (issuedAt < Math.floor(Date.parse(row.joined_at) / 1000)) throw unauthorized('invalid or expired session');
+  // D73: a temporary role read with the membership, against the clock: no query more.
+  const wsRole = liveWsRole(row.ws_role, row.expires_at, deps.clock.now());
+  if (!wsRole) throw unauthorized('your temporary workspace membership has ended');
   return {
     kind: 'user',
     userId: row.id,
     userName: row.name,
     workspaceId: wid,
-    wsRole: row.ws_role,
+    wsRole,
     actorId: row.id,
     actorName: row.name,
     token: null,
@@ -122,14 +125,16 @@ async function authenticateToken(deps: AuthnDeps, token: string, wanted?: EnvWan
     const now = deps.clock.now();
     if (row.expires_at && row.expires_at <= now.toISOString()) throw unauthorized('this access token has expired');
     // D32: a creator removed from the workspace leaves the token with no access.
-    if (!row.ws_role) throw unauthorized('the creator of this access token is no longer a workspace member');
+    // D73: a temporary role of the creator as it stands now (an expired Owner is a Member again).
+    const wsRole = row.ws_role ? liveWsRole(row.ws_role, row.ws_expires_at, now) : null;
+    if (!wsRole) throw unauthorized('the creator of this access token is no longer a workspace member');
     touchToken(deps, row.id, row.last_used_at);
     const principal: Principal = {
       kind: 'token',
       userId: row.user_id,
       userName: row.user_name,
       workspaceId: row.workspace_id,
-      wsRole: row.ws_role,
+      wsRole,
       actorId: row.id,
       actorName: `token:${row.name}`,
       token: {
@@ -192,10 +197,13 @@ function grantSnapshot(principal: Principal, wanted: EnvWanted, rows: GrantRow[]
     : null;
   const overrides = rows
     .filter((o) => o.o_environment_id !== null)
-    .map((o) => ({ environment_id: o.o_environment_id!, permission: o.o_permission! }));
+    .map((o) => ({ environment_id: o.o_environment_id!, permission: o.o_permission!, expires_at: o.o_expires_at }));
   if (wanted.by === 'slug') snapshot.set(accessRowKeys.slug(principal.workspaceId, wanted.project), [{ id: r.p_id }]);
   snapshot.set(accessRowKeys.project(r.p_id, principal.workspaceId), [project]);
-  snapshot.set(accessRowKeys.member(r.p_id, principal.userId), r.member_role ? [{ role: r.member_role }] : []);
+  snapshot.set(
+    accessRowKeys.member(r.p_id, principal.userId),
+    r.member_role ? [{ role: r.member_role, expires_at: r.member_expires_at }] : [],
+  );
   snapshot.set(accessRowKeys.overrides(r.p_id, principal.userId), overrides);
   snapshot.set(accessRowKeys.env(r.p_id, wanted.env), env ? [env] : []);
   return snapshot;

@@ -1,7 +1,7 @@
 import type { ProjectMember } from '@svcenv/contract';
 import type { Db } from '../../db/index.js';
 import { notFound } from '../../lib/errors.js';
-import { authorizeEnv, authorizeProject } from '../core/authz.js';
+import { authorizeEnv, authorizeProject, grantExpiry } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import type { Permission, ProjectRole } from '../core/principal.js';
@@ -11,23 +11,31 @@ async function membersOf(db: Db, projectId: string, userId?: string): Promise<Pr
   let q = db
     .selectFrom('project_members as pm')
     .innerJoin('users as u', 'u.id', 'pm.user_id')
-    .select(['u.id', 'u.name', 'u.email', 'pm.role'])
+    .select(['u.id', 'u.name', 'u.email', 'pm.role', 'pm.expires_at'])
     .where('pm.project_id', '=', projectId);
   if (userId) q = q.where('pm.user_id', '=', userId);
   const members = await q.orderBy('u.name').execute();
   const overrides = await db
     .selectFrom('env_permissions as p')
     .innerJoin('environments as e', 'e.id', 'p.environment_id')
-    .select(['p.user_id', 'e.name', 'p.permission'])
+    .select(['p.user_id', 'e.name', 'p.permission', 'p.expires_at'])
     .where('p.project_id', '=', projectId)
     .execute();
-  return members.map((m) => ({
-    userId: m.id,
-    name: m.name,
-    email: m.email,
-    role: m.role,
-    envPermissions: Object.fromEntries(overrides.filter((o) => o.user_id === m.id).map((o) => [o.name, o.permission])),
-  }));
+  return members.map((m) => {
+    const own = overrides.filter((o) => o.user_id === m.id);
+    return {
+      userId: m.id,
+      name: m.name,
+      email: m.email,
+      role: m.role,
+      envPermissions: Object.fromEntries(own.map((o) => [o.name, o.permission])),
+      // D73: the temporary ones, beside envPermissions.
+      expiresAt: m.expires_at,
+      envPermissionExpiry: Object.fromEntries(
+        own.filter((o) => o.expires_at !== null).map((o) => [o.name, o.expires_at as string]),
+      ),
+    };
+  });
 }
 
 /** One member of one project, as the member routes name them. */
@@ -41,9 +49,16 @@ export async function listProjectMembers(ctx: Ctx, input: { projectId: string })
   return membersOf(ctx.deps.db, input.projectId);
 }
 
-/** Adds a workspace member to the project or changes their role. */
-export async function setProjectRole(ctx: Ctx, input: MemberTarget & { role: ProjectRole }): Promise<ProjectMember> {
+/**
+ * Adds a workspace member to the project or changes their role; D73: with `expiresAt` the role is temporary
+ * (when it ends, the project membership ends), without it permanent.
+ */
+export async function setProjectRole(
+  ctx: Ctx,
+  input: MemberTarget & { role: ProjectRole; expiresAt?: string | null },
+): Promise<ProjectMember> {
   const { projectId, userId, role } = input;
+  const expires_at = grantExpiry(input.expiresAt, ctx.deps.clock.now());
   await authorizeProject(ctx, projectId, 'admin');
   return ctx.deps.db.transaction().execute(async (trx) => {
     const inWorkspace = await trx
@@ -55,10 +70,14 @@ export async function setProjectRole(ctx: Ctx, input: MemberTarget & { role: Pro
     if (!inWorkspace) throw notFound('workspace member');
     await trx
       .insertInto('project_members')
-      .values({ project_id: projectId, user_id: userId, role })
-      .onConflict((oc) => oc.columns(['project_id', 'user_id']).doUpdateSet({ role }))
+      .values({ project_id: projectId, user_id: userId, role, expires_at })
+      .onConflict((oc) => oc.columns(['project_id', 'user_id']).doUpdateSet({ role, expires_at }))
       .execute();
-    await recordChange(trx, ctx, { action: 'project_member.set', projectId, detail: { userId, role } });
+    await recordChange(trx, ctx, {
+      action: 'project_member.set',
+      projectId,
+      detail: { userId, role, ...(expires_at ? { expiresAt: expires_at } : {}) },
+    });
     return (await membersOf(trx, projectId, userId))[0]!;
   });
 }
@@ -94,9 +113,11 @@ async function requireProjectMember(db: Db, projectId: string, userId: string) {
  */
 export async function setEnvPermission(
   ctx: Ctx,
-  input: MemberTarget & { env: string; permission: Permission | null },
+  input: MemberTarget & { env: string; permission: Permission | null; expiresAt?: string | null },
 ): Promise<ProjectMember> {
   const { projectId, userId, permission } = input;
+  // D73: a temporary override ends by itself (the role default applies again).
+  const expires_at = grantExpiry(input.expiresAt, ctx.deps.clock.now());
   const { env } = await authorizeEnv(ctx, { projectId, env: input.env, need: 'admin' });
   return ctx.deps.db.transaction().execute(async (trx) => {
     await requireProjectMember(trx, projectId, userId);
@@ -110,15 +131,19 @@ export async function setEnvPermission(
     } else {
       await trx
         .insertInto('env_permissions')
-        .values({ project_id: projectId, user_id: userId, environment_id: env.id, permission })
-        .onConflict((oc) => oc.columns(['project_id', 'user_id', 'environment_id']).doUpdateSet({ permission }))
+        .values({ project_id: projectId, user_id: userId, environment_id: env.id, permission, expires_at })
+        .onConflict((oc) =>
+          oc
+            .columns(['project_id', 'user_id', 'environment_id'])
+            .doUpdateSet({ permission, expires_at, request_id: null }),
+        )
         .execute();
     }
     await recordChange(trx, ctx, {
       action: 'env_permission.set',
       projectId,
       targetEnv: env.name,
-      detail: { userId, permission },
+      detail: { userId, permission, ...(expires_at ? { expiresAt: expires_at } : {}) },
     });
     return (await membersOf(trx, projectId, userId))[0]!;
   });

@@ -91,7 +91,7 @@ export async function listProjects(ctx: Ctx): Promise<Project[]> {
       .where('project_id', 'in', ids)
       .orderBy('position')
       .execute(),
-    loadProjectAccesses(deps.db, principal, projects),
+    loadProjectAccesses(deps.db, principal, projects, deps.clock.now()),
   ]);
   return projects.flatMap((p) => {
     const access = accesses.get(p.id);

@@ -7,7 +7,7 @@ import { sha256Hex } from '../../lib/crypto.js';
 import { AppError, forbidden, notFound, rateLimited } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { clientKey, type LimitRule } from '../../lib/rate-limit.js';
-import { requireOwner, requireUser } from '../core/authz.js';
+import { grantExpiry, requireOwner, requireUser } from '../core/authz.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
@@ -81,12 +81,19 @@ export async function listMembers(ctx: Ctx): Promise<Member[]> {
   const rows = await deps.db
     .selectFrom('workspace_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['u.id', 'u.name', 'u.email', 'm.ws_role', 'm.joined_at'])
+    .select(['u.id', 'u.name', 'u.email', 'm.ws_role', 'm.joined_at', 'm.expires_at'])
     .where('m.workspace_id', '=', principal.workspaceId)
     .orderBy('m.joined_at')
     .orderBy('u.name')
     .execute();
-  return rows.map((r) => ({ id: r.id, name: r.name, email: r.email, wsRole: r.ws_role, joinedAt: r.joined_at }));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    email: r.email,
+    wsRole: r.ws_role,
+    joinedAt: r.joined_at,
+    expiresAt: r.expires_at,
+  }));
 }
 
 async function workspaceName(db: Db, id: string): Promise<{ name: string; plan: string }> {
@@ -334,40 +341,53 @@ async function ownerCount(db: Db, workspaceId: string): Promise<number> {
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('workspace_id', '=', workspaceId)
     .where('ws_role', '=', 'Owner')
+    // D73: a temporary Owner does not keep the workspace owned.
+    .where('expires_at', 'is', null)
     .executeTakeFirst();
   return Number(r?.n ?? 0);
 }
 
 /** D16: 200 Member; demoting the last Owner (themselves included) is 409. */
-export async function changeRole(ctx: Ctx, input: { userId: string; wsRole: WsRole }): Promise<Member> {
+export async function changeRole(
+  ctx: Ctx,
+  input: { userId: string; wsRole: WsRole; expiresAt?: string | null },
+): Promise<Member> {
   const { deps, principal } = ctx;
   const { userId, wsRole } = input;
   requireTeamManager(principal);
+  // D73: a temporary role: an Owner until then is a Member again, a Member's membership then ends.
+  const expires_at = grantExpiry(input.expiresAt, deps.clock.now());
   return deps.db.transaction().execute(async (trx) => {
     const m = await trx
       .selectFrom('workspace_members as m')
       .innerJoin('users as u', 'u.id', 'm.user_id')
-      .select(['u.id', 'u.name', 'u.email', 'm.ws_role', 'm.joined_at'])
+      .select(['u.id', 'u.name', 'u.email', 'm.ws_role', 'm.joined_at', 'm.expires_at'])
       .where('m.workspace_id', '=', principal.workspaceId)
       .where('m.user_id', '=', userId)
       .executeTakeFirst();
     if (!m) throw notFound('member');
-    if (m.ws_role === 'Owner' && wsRole !== 'Owner' && (await ownerCount(trx, principal.workspaceId)) <= 1) {
+    const permanentOwner = m.ws_role === 'Owner' && m.expires_at === null;
+    if (
+      permanentOwner &&
+      (wsRole !== 'Owner' || expires_at !== null) &&
+      (await ownerCount(trx, principal.workspaceId)) <= 1
+    ) {
       throw new AppError('CONFLICT', 'a workspace needs at least one Owner; promote someone else first', 'wsRole');
     }
     // The same role again changes nothing, so nothing is recorded (the audit log lists changes).
-    if (m.ws_role === wsRole) return { id: m.id, name: m.name, email: m.email, wsRole, joinedAt: m.joined_at };
+    const same = { id: m.id, name: m.name, email: m.email, wsRole, joinedAt: m.joined_at, expiresAt: expires_at };
+    if (m.ws_role === wsRole && m.expires_at === expires_at) return same;
     await trx
       .updateTable('workspace_members')
-      .set({ ws_role: wsRole })
+      .set({ ws_role: wsRole, expires_at })
       .where('workspace_id', '=', principal.workspaceId)
       .where('user_id', '=', userId)
       .execute();
     await recordChange(trx, ctx, {
       action: 'member.role_change',
-      detail: { userId, from: m.ws_role, to: wsRole },
+      detail: { userId, from: m.ws_role, to: wsRole, ...(expires_at ? { expiresAt: expires_at } : {}) },
     });
-    return { id: m.id, name: m.name, email: m.email, wsRole, joinedAt: m.joined_at };
+    return same;
   });
 }
 
