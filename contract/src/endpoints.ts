@@ -81,6 +81,18 @@ const table = {
   listRevisions: { method: 'GET', path: '/v1/projects/:id/envs/:env/revisions', auth: 'any' },
   rollback: { method: 'POST', path: '/v1/projects/:id/envs/:env/rollback', auth: 'any' },
 
+  // access requests (D74) and who has access (D76)
+  createAccessRequest: { method: 'POST', path: '/v1/projects/:id/access-requests', auth: 'any' },
+  listAccessRequests: { method: 'GET', path: '/v1/projects/:id/access-requests', auth: 'any' },
+  approveAccessRequest: { method: 'POST', path: '/v1/projects/:id/access-requests/:requestId/approve', auth: 'jwt' },
+  denyAccessRequest: { method: 'POST', path: '/v1/projects/:id/access-requests/:requestId/deny', auth: 'jwt' },
+  withdrawAccessRequest: {
+    method: 'POST',
+    path: '/v1/projects/:id/access-requests/:requestId/withdraw',
+    auth: 'any',
+  },
+  getEnvAccess: { method: 'GET', path: '/v1/projects/:id/envs/:env/access', auth: 'any' },
+
   // change requests (D47)
   openChangeRequest: { method: 'POST', path: '/v1/projects/:id/envs/:env/change-requests', auth: 'any' },
   listChangeRequests: { method: 'GET', path: '/v1/projects/:id/envs/:env/change-requests', auth: 'any' },

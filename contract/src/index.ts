@@ -1,4 +1,5 @@
 /** The wire contract shared by the server, the CLI and the dashboard. */
+export * from './access.js';
 export * from './account.js';
 export * from './admin.js';
 export * from './audit-streams.js';

@@ -4,6 +4,7 @@
  * them; the tests too.
  */
 import type { Endpoint, EndpointName } from '../endpoints.js';
+import * as access from './access.js';
 import * as admin from './admin.js';
 import * as auditStreams from './audit-streams.js';
 import * as auth from './auth.js';
@@ -33,6 +34,7 @@ export const operations = {
   ...projects,
   ...variables,
   ...changeRequests,
+  ...access,
   ...credentials,
   ...pull,
   ...tokens,
