@@ -9,12 +9,15 @@ import {
 } from '../api/project-members.js';
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
+import { DurationSelect, TemporaryGrant } from '../components/Grant.js';
 import { Table } from '../components/Table.js';
 import { useAsync } from '../hooks.js';
 import { type EnvPermission, PERMISSION_HELP, PROTECTED_HELP } from '../lib/access.js';
+import { expiryIn, extended } from '../lib/grants.js';
 import { useAction, useToast } from '../toast.js';
 import type { ProjectRole } from '../types.js';
 import { Async, Button, Empty, ErrorBanner } from '../ui.js';
+import { EnvAccessList } from './access/EnvAccessList.js';
 
 const ROLES: ProjectRole[] = ['Admin', 'Developer', 'Read-only'];
 
@@ -33,6 +36,10 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
   const ws = useAsync(() => listMembers().catch(() => ({ members: [] })), []);
   const [addUser, setAddUser] = useState('');
   const [addRole, setAddRole] = useState<ProjectRole>('Developer');
+  // D73: how long the grants made here last (a role, an environment permission, a new member); null: permanent.
+  const [grantSeconds, setGrantSeconds] = useState<number | null>(null);
+  const until = () => expiryIn(grantSeconds);
+  const forWhile = () => (grantSeconds === null ? '' : ' (temporary)');
   const run = (f: () => Promise<unknown>, msg: string) =>
     act(async () => {
       await f();
@@ -54,6 +61,10 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                 overrides the role's default for one environment.
               </p>
               <PermissionLegend />
+              <div class="grant-bar" data-testid="grant-duration">
+                <DurationSelect label="New grants last" onSeconds={setGrantSeconds} />
+                <span class="muted small">Applies to the roles and permissions you set below.</span>
+              </div>
               {members.length === 0 ? (
                 <Empty title="No project members">Add workspace members below to give them access.</Empty>
               ) : (
@@ -90,8 +101,8 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                           value={m.role}
                           onChange={(e) =>
                             run(
-                              () => setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole),
-                              `${m.name} is now ${e.currentTarget.value}`,
+                              () => setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole, until()),
+                              `${m.name} is now ${e.currentTarget.value}${forWhile()}`,
                             )
                           }
                         >
@@ -99,6 +110,21 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                             <option key={r}>{r}</option>
                           ))}
                         </select>
+                        <TemporaryGrant
+                          expiresAt={m.expiresAt}
+                          canChange
+                          what={`${m.name}'s membership`}
+                          endNote={`${m.name} leaves ${project.name} now, with every permission they have in it.`}
+                          onExtend={(sec) =>
+                            run(
+                              () => setProjectRole(project.id, m.userId, m.role, extended(m.expiresAt!, sec)),
+                              `${m.name}'s membership extended`,
+                            )
+                          }
+                          onEnd={() =>
+                            run(() => removeProjectMember(project.id, m.userId), `${m.name} removed from ${project.name}`)
+                          }
+                        />
                       </td>
                       {envs.map((e) => {
                         const override = m.envPermissions[e.name];
@@ -114,9 +140,9 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                                 void run(
                                   () =>
                                     v
-                                      ? setEnvPermission(project.id, m.userId, e.name, v)
+                                      ? setEnvPermission(project.id, m.userId, e.name, v, until())
                                       : clearEnvPermission(project.id, m.userId, e.name),
-                                  `${m.name} on ${e.name}: ${v || `default (${def})`}`,
+                                  `${m.name} on ${e.name}: ${v ? `${v}${forWhile()}` : `default (${def})`}`,
                                 );
                               }}
                             >
@@ -129,6 +155,33 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                                 </option>
                               ))}
                             </select>
+                            {override && (
+                              <TemporaryGrant
+                                expiresAt={m.envPermissionExpiry[e.name]}
+                                canChange
+                                what={`${m.name}'s ${override} on ${e.name}`}
+                                endNote={`${m.name} is back to the role's default on ${e.name} (${def}).`}
+                                onExtend={(sec) =>
+                                  run(
+                                    () =>
+                                      setEnvPermission(
+                                        project.id,
+                                        m.userId,
+                                        e.name,
+                                        override,
+                                        extended(m.envPermissionExpiry[e.name]!, sec),
+                                      ),
+                                    `${m.name} on ${e.name}: extended`,
+                                  )
+                                }
+                                onEnd={() =>
+                                  run(
+                                    () => clearEnvPermission(project.id, m.userId, e.name),
+                                    `${m.name} on ${e.name}: ended, default (${def})`,
+                                  )
+                                }
+                              />
+                            )}
                           </td>
                         );
                       })}
@@ -159,7 +212,7 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                   onSubmit={(e) => {
                     e.preventDefault();
                     if (!addUser) return;
-                    void run(() => setProjectRole(project.id, addUser, addRole), 'Member added').then(() =>
+                    void run(() => setProjectRole(project.id, addUser, addRole, until()), `Member added${forWhile()}`).then(() =>
                       setAddUser(''),
                     );
                   }}
@@ -192,6 +245,7 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                   </Button>
                 </form>
               )}
+              <EnvAccessList project={project} envs={envs} />
             </>
           );
         }}

@@ -1,7 +1,9 @@
 import type { Member } from '@svcenv/contract';
-import { updateMember } from '../../api/team.js';
+import { removeMember, updateMember } from '../../api/team.js';
+import { TemporaryGrant } from '../../components/Grant.js';
 import { Table } from '../../components/Table.js';
 import { dateOnly } from '../../lib/format.js';
+import { expiryIn, extended } from '../../lib/grants.js';
 import { useAction, useToast } from '../../toast.js';
 import type { WsRole } from '../../types.js';
 import { Button, Pill } from '../../ui.js';
@@ -11,6 +13,7 @@ export function MembersTable({
   members,
   me,
   owner,
+  grantSeconds = null,
   onChanged,
   onRemove,
 }: {
@@ -18,6 +21,8 @@ export function MembersTable({
   /** The signed-in user's id. */
   me: string;
   owner: boolean;
+  /** D73: how long a role chosen here lasts; null: permanent. */
+  grantSeconds?: number | null;
   onChanged: () => Promise<void>;
   onRemove: (m: Member) => void;
 }) {
@@ -40,10 +45,11 @@ export function MembersTable({
           </td>
           <td data-label="Role">
             {owner ? (
-              <RoleSelect member={m} onChanged={onChanged} />
+              <RoleSelect member={m} grantSeconds={grantSeconds} onChanged={onChanged} />
             ) : (
               <Pill tone={m.wsRole === 'Owner' ? 'info' : 'neutral'}>{m.wsRole}</Pill>
             )}
+            <MemberExpiry member={m} canChange={owner && m.id !== me} onChanged={onChanged} />
           </td>
           <td class="small" data-label="Joined">
             {dateOnly(m.joinedAt)}
@@ -61,8 +67,59 @@ export function MembersTable({
   );
 }
 
-/** A member's workspace role, changed as soon as another is chosen. */
-function RoleSelect({ member: m, onChanged }: { member: Member; onChanged: () => Promise<void> }) {
+/**
+ * D73: a temporary role's time left; an Owner extends it or ends it (a temporary Owner is a Member again, a
+ * temporary Member leaves the workspace).
+ */
+function MemberExpiry({
+  member: m,
+  canChange,
+  onChanged,
+}: {
+  member: Member;
+  canChange: boolean;
+  onChanged: () => Promise<void>;
+}) {
+  const toast = useToast();
+  const act = useAction();
+  const owner = m.wsRole === 'Owner';
+  return (
+    <TemporaryGrant
+      expiresAt={m.expiresAt}
+      canChange={canChange}
+      what={owner ? `${m.name}'s Owner role` : `${m.name}'s membership`}
+      endNote={
+        owner
+          ? `${m.name} is a Member again now, keeping their project roles.`
+          : `${m.name} leaves the workspace now; their tokens stop working.`
+      }
+      onExtend={(sec) =>
+        act(async () => {
+          await updateMember(m.id, { wsRole: m.wsRole, expiresAt: extended(m.expiresAt!, sec) });
+          toast(`${m.name}'s ${owner ? 'Owner role' : 'membership'} extended`);
+          await onChanged();
+        })
+      }
+      onEnd={async () => {
+        if (owner) await updateMember(m.id, { wsRole: 'Member', expiresAt: null });
+        else await removeMember(m.id);
+        toast(owner ? `${m.name} is a Member again` : `${m.name} removed`);
+        await onChanged();
+      }}
+    />
+  );
+}
+
+/** A member's workspace role, changed as soon as another is chosen (for `grantSeconds`, or for good). */
+function RoleSelect({
+  member: m,
+  grantSeconds,
+  onChanged,
+}: {
+  member: Member;
+  grantSeconds: number | null;
+  onChanged: () => Promise<void>;
+}) {
   const toast = useToast();
   const act = useAction();
   return (
@@ -73,8 +130,8 @@ function RoleSelect({ member: m, onChanged }: { member: Member; onChanged: () =>
       onChange={async (e) => {
         const role = e.currentTarget.value as WsRole;
         await act(async () => {
-          await updateMember(m.id, { wsRole: role });
-          toast(`${m.name} is now ${role}`);
+          await updateMember(m.id, { wsRole: role, expiresAt: expiryIn(grantSeconds) });
+          toast(`${m.name} is now ${role}${grantSeconds === null ? '' : ' (temporary)'}`);
         });
         await onChanged();
       }}

@@ -2,6 +2,7 @@ import type { Member } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { removeMember } from '../../api/team.js';
 import { isOwner, useSession } from '../../session.js';
+import { DurationSelect } from '../../components/Grant.js';
 import { useToast } from '../../toast.js';
 import { Async, Confirm, Empty, PageHeader } from '../../ui.js';
 import { InviteForm } from './InviteForm.js';
@@ -15,6 +16,8 @@ export function TeamPage() {
   const toast = useToast();
   const { members, invites, reloadAll } = useTeam(owner);
   const [removing, setRemoving] = useState<Member | null>(null);
+  // D73: how long a role an Owner chooses in the table lasts; null: permanent.
+  const [grantSeconds, setGrantSeconds] = useState<number | null>(null);
   return (
     <>
       <PageHeader
@@ -22,10 +25,24 @@ export function TeamPage() {
         subtitle={`Members of ${user.workspaceName}. Project access is set on each project's Members tab.`}
       />
       {owner && <InviteForm onInvited={reloadAll} />}
-      <h2 class="section-title">Members</h2>
+      <div class="section-head">
+        <h2 class="section-title">Members</h2>
+        {owner && (
+          <div class="grant-bar" data-testid="grant-duration">
+            <DurationSelect label="Role changes last" onSeconds={setGrantSeconds} />
+          </div>
+        )}
+      </div>
       <Async state={members}>
         {({ members: list }) => (
-          <MembersTable members={list} me={user.id} owner={owner} onChanged={members.reload} onRemove={setRemoving} />
+          <MembersTable
+            members={list}
+            me={user.id}
+            owner={owner}
+            grantSeconds={grantSeconds}
+            onChanged={members.reload}
+            onRemove={setRemoving}
+          />
         )}
       </Async>
       {owner && (
