@@ -8,6 +8,7 @@ import { UnresolvedHost } from './components/Unresolved.js';
 import { afterLogin } from './lib/next.js';
 import { AuditPage } from './pages/Audit.js';
 import { LoginPage, SignupPage, VerifyEmailPage } from './pages/Auth.js';
+import { InboxPage } from './pages/access/InboxPage.js';
 import { CliPage } from './pages/Cli.js';
 import { InvitePage } from './pages/Invite.js';
 import { IdentitiesPage } from './pages/identities/IdentitiesPage.js';
@@ -114,6 +115,7 @@ function App() {
   if (path === '/projects') page = <ProjectsPage />;
   else if (m)
     page = <ProjectPage id={m.id!} tab={query.get('tab')} env={query.get('env')} request={query.get('request')} />;
+  else if (path === '/access-requests') page = <InboxPage highlight={query.get('request')} />;
   else if (path === '/tokens') page = <TokensPage />;
   else if (path === '/cli') page = <CliPage />;
   else if (path === '/identities') page = <IdentitiesPage />;

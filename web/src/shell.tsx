@@ -5,6 +5,7 @@ import { resendVerification, switchWorkspace } from './api/auth.js';
 import { ApiError, setToken } from './api.js';
 import { useEmailDelivery } from './hooks.js';
 import { Icon } from './icons.js';
+import { usePendingAccessCount } from './pages/access/useInbox.js';
 import { navigate } from './router.js';
 import { isOwner, useSession } from './session.js';
 import { useAction, useToast } from './toast.js';
@@ -23,6 +24,8 @@ const NAV = [
 ] as const;
 /** D60: the workspace's Owners only, after Access tokens; the server refuses anyone else. */
 const OWNER_NAV = { to: '/identities', label: 'Identities', icon: 'badge' } as const;
+/** D74: the approver inbox, for those who administer some project (an Owner or a project Admin). */
+const INBOX_NAV = { to: '/access-requests', label: 'Access requests', icon: 'inbox' } as const;
 /** D69: the instance's administrators only; the server refuses anyone else. */
 const ADMIN_NAV = { to: '/instance', label: 'Instance', icon: 'server' } as const;
 
@@ -38,6 +41,7 @@ export function Shell({
   const { user } = useSession();
   const [navOpen, setNavOpen] = useState(false);
   useEffect(() => setNavOpen(false), [path]);
+  const inbox = usePendingAccessCount(path, user.id);
   return (
     <div class={`shell ${navOpen ? 'nav-open' : ''}`}>
       <a class="skip" href="#main">
@@ -71,7 +75,9 @@ export function Shell({
       </header>
       <nav class="sidebar" aria-label="Main">
         {[
-          ...NAV.slice(0, 3),
+          ...NAV.slice(0, 1),
+          ...(inbox.admin ? [INBOX_NAV] : []),
+          ...NAV.slice(1, 3),
           ...(isOwner(user) ? [OWNER_NAV] : []),
           ...NAV.slice(3),
           ...(user.instanceAdmin ? [ADMIN_NAV] : []),
@@ -79,6 +85,11 @@ export function Shell({
           <Link key={n.to} to={n.to} class={`nav-item ${path.startsWith(n.to) ? 'active' : ''}`}>
             <Icon name={n.icon} />
             {n.label}
+            {n.to === INBOX_NAV.to && inbox.count > 0 && (
+              <span class="count-badge" data-testid="inbox-count" title="Pending access requests">
+                {inbox.count}
+              </span>
+            )}
           </Link>
         ))}
         <div class="sidebar-foot muted">

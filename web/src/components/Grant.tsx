@@ -4,7 +4,7 @@
  */
 import { useState } from 'preact/hooks';
 import { dateTime } from '../lib/format.js';
-import { GRANT_CHOICES, type GrantChoice, HOUR, DAY, timeLeft } from '../lib/grants.js';
+import { DAY, GRANT_CHOICES, type GrantChoice, HOUR, timeLeft } from '../lib/grants.js';
 import { Button, Confirm } from '../ui.js';
 
 /** "ends in 3 h", the exact time in its title; nothing for a permanent grant. */
@@ -12,7 +12,11 @@ export function TimeLeft({ expiresAt }: { expiresAt: string | null | undefined }
   if (!expiresAt) return null;
   const t = timeLeft(expiresAt);
   return (
-    <span class={`time-left ${t.soon ? 'time-left-soon' : ''}`} title={`Ends ${dateTime(expiresAt)}`} data-testid="time-left">
+    <span
+      class={`time-left ${t.soon ? 'time-left-soon' : ''}`}
+      title={`Ends ${dateTime(expiresAt)}`}
+      data-testid="time-left"
+    >
       {t.label}
     </span>
   );
@@ -109,7 +113,13 @@ export function TemporaryGrant({
           <Button size="sm" variant="ghost" aria-label={`Extend ${what} by 1 day`} onClick={() => onExtend(DAY)}>
             +1 day
           </Button>
-          <Button size="sm" variant="ghost" class="danger-text" aria-label={`End ${what} now`} onClick={() => setEnding(true)}>
+          <Button
+            size="sm"
+            variant="ghost"
+            class="danger-text"
+            aria-label={`End ${what} now`}
+            onClick={() => setEnding(true)}
+          >
             End
           </Button>
         </span>

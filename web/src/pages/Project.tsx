@@ -9,12 +9,13 @@ import { ModalForm } from '../components/ModalForm.js';
 import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
 import { TextField } from '../components/TextField.js';
 import { useAsync, useSubmit } from '../hooks.js';
-import { hiddenEnvsNote, readableEnvs } from '../lib/access.js';
+import { canRead, hiddenEnvsNote, readableEnvs } from '../lib/access.js';
 import { navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { useToast } from '../toast.js';
 import { Async, Button, ErrorBanner, Link, PageHeader, Spinner, TypedConfirm } from '../ui.js';
 import { AuditView } from './Audit.js';
+import { RequestAccessPanel } from './access/RequestAccess.js';
 import { CompareView } from './Compare.js';
 import { ChangeRequestsView } from './change-requests/ChangeRequestsView.js';
 import { useOpenCounts } from './change-requests/open-counts.js';
@@ -143,12 +144,18 @@ export function ProjectPage({
           // Environments the user cannot even read are not offered (D57); a note says they exist.
           const list = readableEnvs(p, all);
           const hidden = hiddenEnvsNote(p, all);
+          const closed = all.filter((e) => !canRead(p, e.name)).map((e) => e.name);
+          // An environment asked for by name (a link) that the user cannot open: said, with a way to ask (D74).
+          const refused = env && closed.includes(env) ? env : null;
           return (
             <div role="tabpanel">
               {hidden && current !== 'members' && current !== 'audit' && current !== 'connections' && (
-                <p class="note" data-testid="hidden-envs">
-                  {hidden}
-                </p>
+                <>
+                  <p class="note" data-testid="hidden-envs">
+                    {hidden}
+                  </p>
+                  <RequestAccessPanel project={p} envs={closed} focus={refused} />
+                </>
               )}
               {current === 'vars' && (
                 <VariablesView

@@ -122,7 +122,10 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                             )
                           }
                           onEnd={() =>
-                            run(() => removeProjectMember(project.id, m.userId), `${m.name} removed from ${project.name}`)
+                            run(
+                              () => removeProjectMember(project.id, m.userId),
+                              `${m.name} removed from ${project.name}`,
+                            )
                           }
                         />
                       </td>
@@ -212,9 +215,10 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
                   onSubmit={(e) => {
                     e.preventDefault();
                     if (!addUser) return;
-                    void run(() => setProjectRole(project.id, addUser, addRole, until()), `Member added${forWhile()}`).then(() =>
-                      setAddUser(''),
-                    );
+                    void run(
+                      () => setProjectRole(project.id, addUser, addRole, until()),
+                      `Member added${forWhile()}`,
+                    ).then(() => setAddUser(''));
                   }}
                 >
                   <select

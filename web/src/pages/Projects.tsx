@@ -130,8 +130,15 @@ function Welcome({ workspace, onCreate }: { workspace: string; onCreate: () => v
           <p>An Owner of this workspace can give it.</p>
         ) : null}
       </div>
-      {/* Access requests (D74) will add "Ask for access" here: the request goes to those named above. */}
-      <div class="welcome-request" data-slot="access-request" data-testid="access-request-slot" />
+      {/*
+        Access requests (D74) are made inside a project, to its Admins; a project the person cannot see has no
+        request to make, so here it stays with those named above.
+      */}
+      <div class="welcome-request" data-slot="access-request" data-testid="access-request-slot">
+        <p class="small muted">
+          Once you are in a project, you can request access to its other environments there, for as long as you need.
+        </p>
+      </div>
       <p class="small">Or start a project of your own: you become its Admin.</p>
       <Button onClick={onCreate}>Create a project</Button>
     </section>

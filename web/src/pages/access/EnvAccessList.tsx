@@ -28,7 +28,12 @@ export function EnvAccessList({ project, envs }: { project: Project; envs: Envir
     <section class="env-access" data-testid="env-access">
       <div class="section-head">
         <h2 class="section-title">Who has access</h2>
-        <select class="input input-sm" aria-label="Environment" value={env} onChange={(e) => setEnv(e.currentTarget.value)}>
+        <select
+          class="input input-sm"
+          aria-label="Environment"
+          value={env}
+          onChange={(e) => setEnv(e.currentTarget.value)}
+        >
           {envs.map((e) => (
             <option key={e.name}>{e.name}</option>
           ))}

@@ -1,8 +1,8 @@
 import type { Member } from '@svcenv/contract';
 import { useState } from 'preact/hooks';
 import { removeMember } from '../../api/team.js';
-import { isOwner, useSession } from '../../session.js';
 import { DurationSelect } from '../../components/Grant.js';
+import { isOwner, useSession } from '../../session.js';
 import { useToast } from '../../toast.js';
 import { Async, Confirm, Empty, PageHeader } from '../../ui.js';
 import { InviteForm } from './InviteForm.js';
