@@ -363,7 +363,8 @@ async function findEnv(db: Db, projectId: string, name: string, at?: number, sna
 }
 
 /** The user's own permission on an environment, before any token restriction. */
-function userPermission(access: ProjectAccess, env: EnvRow): Permission {
+/** The person's own permission on an environment, before any token's cap (D74 asks what a person lacks). */
+export function userPermission(access: ProjectAccess, env: EnvRow): Permission {
   if (access.role === null) return 'write';
   return access.overrides.get(env.id) ?? roleDefault(access.role, env.protected === 1);
 }
