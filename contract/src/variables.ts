@@ -135,3 +135,15 @@ export const rollbackResponse = z.object({
   deleted: z.array(z.string()),
 });
 export type Revision = z.infer<typeof revision>;
+
+/** D75: a person's own value of a key; the listing masks as D26 (`?reveal=true` shows the values). */
+export const putOverrideBody = z.strictObject({ value: varValue });
+export const override = z.object({
+  key: z.string(),
+  value: z.string(),
+  orphaned: z.boolean(),
+  updatedAt: z.string(),
+});
+export const putOverrideResponse = override;
+export const listOverridesQuery = listVarsQuery;
+export const listOverridesResponse = z.object({ overrides: z.array(override) });

@@ -41,6 +41,7 @@ import * as auditInbox from './migrations/2026-11-29T10-audit-inbox.js';
 import * as auditInboxUnchecked from './migrations/2026-11-29T20-audit-inbox-unchecked.js';
 import * as managedCredentials from './migrations/2026-12-03T00-managed-credentials.js';
 import * as portableAuditKeys from './migrations/2026-12-03T00-portable-audit-keys.js';
+import * as personalOverrides from './migrations/2026-12-03T11-personal-overrides.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -439,6 +440,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       up: (db) => portableAuditKeys.up(db, dialect),
       down: (db) => portableAuditKeys.down(db, dialect),
     },
+    '2026-12-03T11-personal-overrides': { up: personalOverrides.up, down: personalOverrides.down },
   };
 }
 

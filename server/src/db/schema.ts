@@ -11,6 +11,7 @@ export interface Database {
   projects: ProjectsTable;
   environments: EnvironmentsTable;
   variables: VariablesTable;
+  personal_overrides: PersonalOverridesTable;
   variable_history: VariableHistoryTable;
   env_revisions: EnvRevisionsTable;
   change_requests: ChangeRequestsTable;
@@ -303,6 +304,16 @@ export interface VariablesTable {
   type: 'secret' | 'plain';
   value_sealed: string;
   expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** D75: a person's own value of a key (migration 2026-12-03T11-personal-overrides), sealed as a current value. */
+export interface PersonalOverridesTable {
+  environment_id: string;
+  user_id: string;
+  key: string;
+  value_sealed: string;
   created_at: string;
   updated_at: string;
 }
