@@ -12,6 +12,8 @@ export const variable = z.object({
   resolveError: z.string().optional(),
   /** Present when the stored value cannot be decrypted; `value` is then "" (an admin repairs it by restore or PUT). */
   valueError: z.literal('DECRYPT_FAILED').optional(),
+  /** D75: true when the value shown is the caller's own override of the shared one (absent otherwise). */
+  overridden: z.boolean().optional(),
 });
 export const listVarsQuery = z.strictObject({ reveal: queryBool.optional() });
 export const listVarsResponse = z.object({ vars: z.array(variable) });

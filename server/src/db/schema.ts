@@ -295,6 +295,8 @@ export interface EnvironmentsTable {
   revision: Generated<number>;
   /** D47: 1 when direct writes by others than Owners and project Admins need a change request. */
   require_approval: Generated<number>;
+  /** D75: override writes in this environment (0: none ever), migration 2026-12-03T11-personal-overrides. */
+  override_rev: Generated<number>;
   created_at: string;
 }
 

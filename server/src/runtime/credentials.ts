@@ -113,6 +113,7 @@ function grantRows(db: Db, projectBy: 'p.id' | 'p.slug', project: string, env: s
       'e.position as e_position',
       'e.revision as e_revision',
       'e.require_approval as e_require_approval',
+      'e.override_rev as e_override_rev',
       'pm.role as member_role',
       'o.environment_id as o_environment_id',
       'o.permission as o_permission',
