@@ -72,9 +72,20 @@ interface Op {
    * workspace ops: `member` (any member), `owner`, `createProject` (D20), `instanceAdmin` (D69: the instance's
    * administrators; here the Owner, the instance's first account, is the only one). `approver` (env ops): D47's approval
    * or rejection of a change request, by an Owner or project Admin with write on the environment, through a
-   * session (ADR 0013).
+   * session (ADR 0013). `unprotectedWrite` (env ops): D75's personal overrides, write permission and only in an
+   * unprotected environment (ADR 0031: a writer of a protected one gets `refused`, else 403).
    */
-  need: Perm | 'visible' | 'admin' | 'owner' | 'auditor' | 'member' | 'createProject' | 'approver' | 'instanceAdmin';
+  need:
+    | Perm
+    | 'visible'
+    | 'admin'
+    | 'owner'
+    | 'auditor'
+    | 'member'
+    | 'createProject'
+    | 'approver'
+    | 'instanceAdmin'
+    | 'unprotectedWrite';
   /** The only credential type accepted: pull takes access tokens (spec variables rule 8), D10's areas take JWTs. */
   credential?: 'token' | 'jwt';
   ok: number;
@@ -103,6 +114,10 @@ function expected(op: Op, c: Ctx): number {
     if (c.cred === 'envRestricted') return 403;
     if (op.need === 'approver') {
       return c.cred === 'jwt' && (c.owner || c.role === 'Admin') && rank[userPerm(c)] >= rank.write ? op.ok : 403;
+    }
+    if (op.need === 'unprotectedWrite') {
+      if (rank[effective(c)] < rank.write) return 403;
+      return c.protected ? (op.refused ?? 403) : op.ok;
     }
     return rank[effective(c)] >= rank[op.need as Perm] ? op.ok : 403;
   }
@@ -591,6 +606,45 @@ describe(`authorization matrix (${dialectName})`, () => {
       need: 'write',
       ok: 204,
       run: async (t) => st(app.request('DELETE', `${base(t)}/vars/${await t.fresh()}`, { token: t.auth })),
+    },
+    // ---- D75 personal overrides ----
+    {
+      name: 'list own overrides',
+      route: 'GET /v1/projects/{id}/envs/{env}/overrides',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: (t) => st(app.request('GET', `${base(t)}/overrides`, { token: t.auth })),
+    },
+    {
+      name: 'list own overrides revealed',
+      route: 'GET /v1/projects/{id}/envs/{env}/overrides',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: (t) => st(app.request('GET', `${base(t)}/overrides?reveal=true`, { token: t.auth })),
+    },
+    {
+      name: 'set an override',
+      route: 'PUT /v1/projects/{id}/envs/{env}/overrides/{key}',
+      level: 'env',
+      need: 'unprotectedWrite',
+      ok: 200,
+      run: (t) => st(app.request('PUT', `${base(t)}/overrides/K`, { token: t.auth, body: { value: 'mine' } })),
+    },
+    {
+      // Set first with the same credential (refused where the rule refuses it): in a protected environment
+      // none can exist, so a writer's delete finds nothing (404).
+      name: 'delete an override',
+      route: 'DELETE /v1/projects/{id}/envs/{env}/overrides/{key}',
+      level: 'env',
+      need: 'unprotectedWrite',
+      ok: 204,
+      refused: 404,
+      run: async (t) => {
+        await app.request('PUT', `${base(t)}/overrides/D`, { token: t.auth, body: { value: 'mine' } });
+        return st(app.request('DELETE', `${base(t)}/overrides/D`, { token: t.auth }));
+      },
     },
     // ---- D47 change requests ----
     {

@@ -168,7 +168,8 @@ export async function deleteOverride(ctx: Ctx, input: EnvTarget & { key: string 
  * is nobody (overrideOwner): the pulls of everyone else cost what they did before D75.
  */
 export async function ownOverrides(ctx: Ctx, access: ProjectAccess, env: EnvFull): Promise<Map<string, string> | null> {
-  if (!Number(env.override_rev)) return null;
+  // An environment protected after an override was set applies none (D75: overrides are for unprotected ones).
+  if (!Number(env.override_rev) || Number(env.protected) === 1) return null;
   const userId = overrideOwner(ctx.principal);
   if (userId === null) return null;
   const rows = await ctx.deps.db
