@@ -76,6 +76,8 @@ interface Op {
    * person already has it); `withdrawOwn` withdraws their own request where they could make one, else another's
    * (403); `decider` approves or denies another's request (an Owner or project Admin, by session). D76:
    * `envAdmin` (who has access) is project administration naming an environment.
+   * session (ADR 0013). `unprotectedWrite` (env ops): D75's personal overrides, write permission and only in an
+   * unprotected environment (ADR 0031: a writer of a protected one gets `refused`, else 403).
    */
   need:
     | Perm
@@ -90,7 +92,8 @@ interface Op {
     | 'requester'
     | 'withdrawOwn'
     | 'decider'
-    | 'envAdmin';
+    | 'envAdmin'
+    | 'unprotectedWrite';
   /** The only credential type accepted: pull takes access tokens (spec variables rule 8), D10's areas take JWTs. */
   credential?: 'token' | 'jwt';
   ok: number;
@@ -124,6 +127,10 @@ function expected(op: Op, c: Ctx): number {
     if (op.need === 'withdrawOwn') return userPerm(c) === 'write' ? 403 : op.ok;
     if (op.need === 'decider') return c.owner || c.role === 'Admin' ? op.ok : 403;
     if (op.need === 'envAdmin') return (c.owner || c.role === 'Admin') && wholeProjectWriteToken ? op.ok : 403;
+    if (op.need === 'unprotectedWrite') {
+      if (rank[effective(c)] < rank.write) return 403;
+      return c.protected ? (op.refused ?? 403) : op.ok;
+    }
     return rank[effective(c)] >= rank[op.need as Perm] ? op.ok : 403;
   }
   if (op.need === 'visible') return op.ok;
@@ -644,6 +651,45 @@ describe(`authorization matrix (${dialectName})`, () => {
       need: 'write',
       ok: 204,
       run: async (t) => st(app.request('DELETE', `${base(t)}/vars/${await t.fresh()}`, { token: t.auth })),
+    },
+    // ---- D75 personal overrides ----
+    {
+      name: 'list own overrides',
+      route: 'GET /v1/projects/{id}/envs/{env}/overrides',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: (t) => st(app.request('GET', `${base(t)}/overrides`, { token: t.auth })),
+    },
+    {
+      name: 'list own overrides revealed',
+      route: 'GET /v1/projects/{id}/envs/{env}/overrides',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: (t) => st(app.request('GET', `${base(t)}/overrides?reveal=true`, { token: t.auth })),
+    },
+    {
+      name: 'set an override',
+      route: 'PUT /v1/projects/{id}/envs/{env}/overrides/{key}',
+      level: 'env',
+      need: 'unprotectedWrite',
+      ok: 200,
+      run: (t) => st(app.request('PUT', `${base(t)}/overrides/K`, { token: t.auth, body: { value: 'mine' } })),
+    },
+    {
+      // Set first with the same credential (refused where the rule refuses it): in a protected environment
+      // none can exist, so a writer's delete finds nothing (404).
+      name: 'delete an override',
+      route: 'DELETE /v1/projects/{id}/envs/{env}/overrides/{key}',
+      level: 'env',
+      need: 'unprotectedWrite',
+      ok: 204,
+      refused: 404,
+      run: async (t) => {
+        await app.request('PUT', `${base(t)}/overrides/D`, { token: t.auth, body: { value: 'mine' } });
+        return st(app.request('DELETE', `${base(t)}/overrides/D`, { token: t.auth }));
+      },
     },
     // ---- D47 change requests ----
     {
