@@ -58,7 +58,7 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
     return tab;
   }
   async function project(name: string) {
-    const p = await createProject(server, owner.jwt, { name, envs: ['dev', 'prod'] });
+    const p = await createProject(server, owner.jwt, { name: `${name}-${Date.now()}`, envs: ['dev', 'prod'] });
     for (const [u, role] of [
       [admin.id, 'Admin'],
       [dev.id, 'Developer'],
@@ -204,7 +204,11 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
     const list = a.page.getByTestId('env-access');
     await list.getByLabel('Environment').selectOption('prod');
     const source = (name: string) =>
-      list.getByTestId('access-row').filter({ hasText: name }).locator('[data-source]').getAttribute('data-source');
+      list
+        .getByTestId('access-row')
+        .filter({ hasText: new RegExp(`^${name}`) })
+        .locator('[data-source]')
+        .getAttribute('data-source');
     await expect.poll(() => source('Dev').catch(() => null)).toBe('request');
     expect(await source('Olivia')).toBe('owner');
     expect(await source('Ada')).toBe('role');
@@ -230,6 +234,7 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
     const a = await signedIn(admin.jwt);
     await a.page.goto('/access-requests');
     const card = a.page.getByTestId('access-request').filter({ hasText: 'Hotfix' });
+    await card.waitFor();
     // Only the asked duration: 1 hour is not shorter than asked, 1 day is longer.
     expect(await card.getByRole('button', { name: /^Approve/ }).allTextContents()).toEqual(['Approve 1 h (asked)']);
     await card.getByRole('button', { name: 'Deny' }).click();
@@ -241,7 +246,7 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
     await a.page.getByTestId('decided-requests').getByText('Use staging').waitFor();
 
     // The Admin's own request (to another Admin's project) shows "your request", not buttons.
-    const q = await createProject(server, owner.jwt, { name: 'own', envs: ['dev', 'prod'] });
+    const q = await createProject(server, owner.jwt, { name: `own-${Date.now()}`, envs: ['dev', 'prod'] });
     await server.request('PUT', `/v1/projects/${q.id}/members/${admin.id}`, {
       token: owner.jwt,
       body: { role: 'Admin' },
