@@ -80,7 +80,8 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
     mkdirSync(SHOTS, { recursive: true });
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: width < 600 ? 844 : 860 });
-      await page.waitForTimeout(100);
+      // Past the sidebar's slide when the width crosses the phone layout.
+      await page.waitForTimeout(600);
       await page.evaluate(() => scrollTo(0, 0));
       await page.screenshot({ path: pathJoin(SHOTS, `${name}-${width}.png`), fullPage: true });
       if (width < 600) {

@@ -18,7 +18,7 @@ export type GrantChoice = (typeof GRANT_CHOICES)[number]['value'];
 /** "3 h", "2 days", "45 min": a span of seconds, rounded to its largest unit. */
 export function spanWords(seconds: number): string {
   const s = Math.max(0, Math.round(seconds));
-  if (s < HOUR) {
+  if (s < HOUR - 30) {
     const m = Math.max(1, Math.round(s / 60));
     return `${m} min`;
   }

@@ -72,13 +72,17 @@ export function InboxPage({ highlight = null }: { highlight?: string | null }) {
                         <div class="muted small">{r.requesterEmail}</div>
                       </td>
                       <td data-label="Access">
-                        {r.permission} on <strong>{r.env}</strong> in{' '}
-                        <Link to={`/projects/${r.project.id}`}>{r.project.name}</Link> ·{' '}
-                        {spanWords(r.grantedSeconds ?? r.durationSeconds)}
+                        <span>
+                          {r.permission} on <strong>{r.env}</strong> in{' '}
+                          <Link to={`/projects/${r.project.id}`}>{r.project.name}</Link> ·{' '}
+                          {spanWords(r.grantedSeconds ?? r.durationSeconds)}
+                        </span>
                       </td>
                       <td data-label="Status">
-                        <Pill tone={STATUS_TONE[r.status]}>{r.status}</Pill>
-                        {r.decisionReason && <div class="muted small">“{r.decisionReason}”</div>}
+                        <span>
+                          <Pill tone={STATUS_TONE[r.status]}>{r.status}</Pill>
+                          {r.decisionReason && <span class="muted small"> “{r.decisionReason}”</span>}
+                        </span>
                       </td>
                       <td class="small" data-label="Decided">
                         {r.decidedAt ? (
