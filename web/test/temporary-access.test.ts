@@ -240,6 +240,12 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
       .fill('Use staging');
     await a.page.getByRole('dialog').getByRole('button', { name: 'Deny' }).click();
     await a.page.getByTestId('decided-requests').getByText('Use staging').waitFor();
+    // The Developer sees the no, with its reason, beside Request access.
+    const d = await signedIn(dev.jwt);
+    await d.page.goto(`/projects/${p.id}`);
+    const denied = d.page.getByTestId('request-access').locator('li[data-env="prod"]').getByTestId('request-denied');
+    await expect.poll(() => denied.textContent().catch(() => '')).toContain('Use staging');
+    await shots(d.page, 'request-denied');
 
     // The Admin's own request (to another Admin's project) shows "your request", not buttons.
     const q = await createProject(server, owner.jwt, { name: `own-${Date.now()}`, envs: ['dev', 'prod'] });
@@ -267,7 +273,6 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
       body: { env: 'prod', permission: 'read', durationSeconds: 3600, reason: 'Again' },
     });
     expect(again.status).toBe(201);
-    const d = await signedIn(dev.jwt);
     await d.page.goto(`/projects/${p.id}`);
     const row = d.page.getByTestId('request-access').locator('li[data-env="prod"]');
     await row.getByRole('button', { name: 'Withdraw' }).click();

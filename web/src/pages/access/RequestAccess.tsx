@@ -24,12 +24,12 @@ const DURATIONS = [
   { label: '7 days', seconds: 7 * DAY },
 ] as const;
 
-/** The viewer's own pending requests in a project (D74: a requester lists their own; Admins see all). */
-export function useMyPendingRequests(projectId: string) {
+/** The viewer's own requests in a project, newest first (D74: a requester lists their own; Admins see all). */
+export function useMyRequests(projectId: string) {
   const { user } = useSession();
   const state = useAsync(
     () =>
-      listAccessRequests(projectId, 'pending')
+      listAccessRequests(projectId)
         .then((r) => r.accessRequests.filter((a) => a.requesterId === user.id))
         .catch(() => [] as AccessRequest[]),
     [projectId, user.id],
@@ -52,7 +52,7 @@ export function RequestAccessPanel({
   /** An environment the person tried to open (a link, `?env=`): said first, in its own words. */
   focus?: string | null;
 }) {
-  const pending = useMyPendingRequests(project.id);
+  const pending = useMyRequests(project.id);
   const toast = useToast();
   const act = useAction();
   const [asking, setAsking] = useState<string | null>(null);
@@ -68,7 +68,10 @@ export function RequestAccessPanel({
       )}
       <ul class="request-access-list">
         {envs.map((env) => {
-          const req = mine.find((r) => r.env === env);
+          const req = mine.find((r) => r.env === env && r.status === 'pending');
+          // The last answer, when it was a no: its reason, so the person knows before asking again.
+          const last = mine.find((r) => r.env === env);
+          const denied = !req && last?.status === 'denied' ? last : null;
           const has = envPermission(project, env);
           return (
             <li key={env} data-env={env}>
@@ -96,9 +99,18 @@ export function RequestAccessPanel({
                   </Button>
                 </span>
               ) : (
-                <Button size="sm" onClick={() => setAsking(env)}>
-                  Request access
-                </Button>
+                <span class="request-pending">
+                  {denied && (
+                    <span class="small" data-testid="request-denied">
+                      <Pill tone="bad">denied</Pill> {relativeTime(denied.decidedAt)}
+                      {denied.decidedByName ? ` by ${denied.decidedByName}` : ''}
+                      {denied.decisionReason ? `: “${denied.decisionReason}”` : ''}
+                    </span>
+                  )}
+                  <Button size="sm" onClick={() => setAsking(env)}>
+                    Request access
+                  </Button>
+                </span>
               )}
             </li>
           );
