@@ -62,8 +62,8 @@ export function RequestAccessPanel({
     <div class="request-access" data-testid="request-access">
       {focus && (
         <div class="alert alert-warn" role="status" data-testid="no-access">
-          You have no access to <strong>{focus}</strong>. A project Admin or a workspace Owner can grant it: ask them
-          below.
+          The link was to <strong>{focus}</strong>, which you cannot open: request access below, and one of them can
+          approve it for a while.
         </div>
       )}
       <ul class="request-access-list">
