@@ -58,6 +58,17 @@ export function VarRow({
       <td class="key-cell">
         <code class="var-key">{v.key}</code>
         {v.expiresAt && <ExpiryMarker at={v.expiresAt} />}
+        {v.overridden && (
+          // D75: the value shown is the viewer's own override; nobody else sees it.
+          <span
+            class="muted"
+            title="Your personal override: only you see this value"
+            data-testid={`overridden-${v.key}`}
+          >
+            {' '}
+            (personal)
+          </span>
+        )}
       </td>
       <td class="value-cell">
         <div class="value-line">
