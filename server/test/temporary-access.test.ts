@@ -120,7 +120,6 @@ describe(`temporary access (${dialectName})`, () => {
     // The role's own default is untouched: dev is still writable for the Developer.
     expect((await vars(app, t.p.id, 'dev', t.devJwt)).status).toBe(200);
     expect((await pull(app, t.p.id, 'dev', tok.token)).text).toBe('A=one\n');
-    clock.set(new Date());
   });
 
   it('extending the grant (PUT again with a later expiresAt) keeps access', async () => {
@@ -141,7 +140,6 @@ describe(`temporary access (${dialectName})`, () => {
     expect(permanent.body.envPermissionExpiry).toEqual({});
     clock.advance(10 * HOUR);
     expect((await vars(app, t.p.id, 'prod', t.devJwt)).status).toBe(200);
-    clock.set(new Date());
   });
 
   it('a temporary project role ends the project membership at once', async () => {
@@ -157,7 +155,7 @@ describe(`temporary access (${dialectName})`, () => {
     expect((await vars(app, t.p.id, 'dev', t.devJwt)).status).toBe(404);
     expect((await app.request('GET', `/v1/projects/${t.p.id}`, { token: t.devJwt })).status).toBe(404);
     expect((await pull(app, t.p.id, 'prod', tok.token)).status).not.toBe(200);
-    expect(await expireAccess(app.deps)).toBeGreaterThanOrEqual(1);
+    await expireAccess(app.deps);
     const left = await app.db.db
       .selectFrom('project_members')
       .selectAll()
@@ -171,7 +169,6 @@ describe(`temporary access (${dialectName})`, () => {
       role: 'Read-only',
       expiresAt,
     });
-    clock.set(new Date());
   });
 
   it('a temporary workspace Owner is a Member again when it ends', async () => {
@@ -205,7 +202,6 @@ describe(`temporary access (${dialectName})`, () => {
       wsRole: 'Owner',
       expiresAt,
     });
-    clock.set(new Date());
   });
 
   it('a temporary Member membership ends: their JWT and their tokens get 401', async () => {
@@ -228,7 +224,6 @@ describe(`temporary access (${dialectName})`, () => {
     const members = await app.request('GET', '/v1/workspace/members', { token: t.owner.jwt, schema: membersResponse });
     expect(members.body.members.map((m) => m.id)).not.toContain(t.dev.user.id);
     expect((await pull(app, t.p.id, 'dev', tok.token)).status).toBe(401);
-    clock.set(new Date());
   });
 
   it('refuses an expiresAt in the past with 400 VALIDATION naming expiresAt, and changes nothing', async () => {
@@ -280,7 +275,7 @@ describe(`temporary access (${dialectName})`, () => {
     clock.advance(60_000);
     // The job itself (every 10 s of real time, one instance at a time) removes the row.
     await until(
-      `the access-expiry job ${app.logs().split('\n').filter((l) => l.includes('expiry')).join('\n').slice(0, 3000)}`,
+      'the access-expiry job',
       async () =>
         (await app.db.db.selectFrom('env_permissions').selectAll().where('user_id', '=', t.dev.user.id).execute())
           .length === 0,
@@ -293,7 +288,6 @@ describe(`temporary access (${dialectName})`, () => {
     const [delivery] = await rx.waitFor(1, (r) => r.path === '/access');
     expect(delivery!.body).toMatchObject({ event: 'access.expire', projectId: t.p.id, env: 'prod' });
     expect((await vars(app, t.p.id, 'prod', t.devJwt)).status).toBe(403);
-    clock.set(new Date());
   }, 40_000);
 });
 
