@@ -52,6 +52,10 @@ export const accessRequest = z.object({
   grantedSeconds: z.number().int().optional(),
   grantExpiresAt: timestamp.optional(),
 });
+/** The answer of a new request: how many approvers were asked, and whether by email (no SMTP: dashboard only). */
+export const createdAccessRequest = accessRequest.extend({
+  notified: z.object({ approvers: z.number().int(), email: z.boolean() }),
+});
 export const accessRequestsResponse = z.object({ accessRequests: z.array(accessRequest) });
 
 /** D76: who can read or write an environment now, and why. */

@@ -92,6 +92,10 @@ const table = {
     auth: 'any',
   },
   getEnvAccess: { method: 'GET', path: '/v1/projects/:id/envs/:env/access', auth: 'any' },
+  // personal overrides (D75)
+  listOverrides: { method: 'GET', path: '/v1/projects/:id/envs/:env/overrides', auth: 'any' },
+  putOverride: { method: 'PUT', path: '/v1/projects/:id/envs/:env/overrides/:key', auth: 'any' },
+  deleteOverride: { method: 'DELETE', path: '/v1/projects/:id/envs/:env/overrides/:key', auth: 'any' },
 
   // change requests (D47)
   openChangeRequest: { method: 'POST', path: '/v1/projects/:id/envs/:env/change-requests', auth: 'any' },

@@ -12,6 +12,8 @@ export const variable = z.object({
   resolveError: z.string().optional(),
   /** Present when the stored value cannot be decrypted; `value` is then "" (an admin repairs it by restore or PUT). */
   valueError: z.literal('DECRYPT_FAILED').optional(),
+  /** D75: true when the value shown is the caller's own override of the shared one (absent otherwise). */
+  overridden: z.boolean().optional(),
 });
 export const listVarsQuery = z.strictObject({ reveal: queryBool.optional() });
 export const listVarsResponse = z.object({ vars: z.array(variable) });
@@ -135,3 +137,15 @@ export const rollbackResponse = z.object({
   deleted: z.array(z.string()),
 });
 export type Revision = z.infer<typeof revision>;
+
+/** D75: a person's own value of a key; the listing masks as D26 (`?reveal=true` shows the values). */
+export const putOverrideBody = z.strictObject({ value: varValue });
+export const override = z.object({
+  key: z.string(),
+  value: z.string(),
+  orphaned: z.boolean(),
+  updatedAt: z.string(),
+});
+export const putOverrideResponse = override;
+export const listOverridesQuery = listVarsQuery;
+export const listOverridesResponse = z.object({ overrides: z.array(override) });

@@ -89,6 +89,19 @@ export const webhookPayload = z.object({
   created: z.array(z.string()),
   updated: z.array(z.string()),
   timestamp,
+  /** D74, access.* events only: the request (who asked, for what, why, its state; when a grant ends). */
+  access: z
+    .object({
+      requestId: uuid.optional(),
+      status: z.string().optional(),
+      userId: uuid,
+      userName: z.string().optional(),
+      permission: z.string().optional(),
+      durationSeconds: z.number().int().optional(),
+      reason: z.string().optional(),
+      expiresAt: timestamp.optional(),
+    })
+    .optional(),
 });
 
 export type Webhook = z.infer<typeof webhook>;

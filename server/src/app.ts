@@ -11,6 +11,7 @@ import { addRequestHooks } from './http/hooks.js';
 import { documentRoutes } from './http/openapi.js';
 import { serverOptions, tlsOptions } from './http/server.js';
 import { Metrics } from './lib/metrics.js';
+import { accessRoutes } from './routes/access.js';
 import { adminRoutes } from './routes/admin.js';
 import { auditStreamRoutes } from './routes/audit-streams.js';
 import { authRoutes } from './routes/auth.js';
@@ -84,6 +85,7 @@ export async function buildApp(opts: AppOptions): Promise<{ app: FastifyInstance
   await app.register(auditStreamRoutes, { prefix: '/v1' });
   await app.register(workspaceRoutes, { prefix: '/v1' });
   await app.register(projectMemberRoutes, { prefix: '/v1' });
+  await app.register(accessRoutes, { prefix: '/v1' });
   await app.register(adminRoutes, { prefix: '/v1' });
   // D39/D41: the CLI binaries built by `npm run build:cli` next to this server.
   await app.register(cliReleaseRoutes, { distDir: join(repoRoot, 'dist', 'cli'), version: cliVersion() });

@@ -72,9 +72,28 @@ interface Op {
    * workspace ops: `member` (any member), `owner`, `createProject` (D20), `instanceAdmin` (D69: the instance's
    * administrators; here the Owner, the instance's first account, is the only one). `approver` (env ops): D47's approval
    * or rejection of a change request, by an Owner or project Admin with write on the environment, through a
-   * session (ADR 0013).
+   * session (ADR 0013). D74 (ADR 0027), env ops: `requester` asks for write on the environment (409 when the
+   * person already has it); `withdrawOwn` withdraws their own request where they could make one, else another's
+   * (403); `decider` approves or denies another's request (an Owner or project Admin, by session). D76:
+   * `envAdmin` (who has access) is project administration naming an environment.
+   * session (ADR 0013). `unprotectedWrite` (env ops): D75's personal overrides, write permission and only in an
+   * unprotected environment (ADR 0031: a writer of a protected one gets `refused`, else 403).
    */
-  need: Perm | 'visible' | 'admin' | 'owner' | 'auditor' | 'member' | 'createProject' | 'approver' | 'instanceAdmin';
+  need:
+    | Perm
+    | 'visible'
+    | 'admin'
+    | 'owner'
+    | 'auditor'
+    | 'member'
+    | 'createProject'
+    | 'approver'
+    | 'instanceAdmin'
+    | 'requester'
+    | 'withdrawOwn'
+    | 'decider'
+    | 'envAdmin'
+    | 'unprotectedWrite';
   /** The only credential type accepted: pull takes access tokens (spec variables rule 8), D10's areas take JWTs. */
   credential?: 'token' | 'jwt';
   ok: number;
@@ -103,6 +122,14 @@ function expected(op: Op, c: Ctx): number {
     if (c.cred === 'envRestricted') return 403;
     if (op.need === 'approver') {
       return c.cred === 'jwt' && (c.owner || c.role === 'Admin') && rank[userPerm(c)] >= rank.write ? op.ok : 403;
+    }
+    if (op.need === 'requester') return userPerm(c) === 'write' ? 409 : op.ok;
+    if (op.need === 'withdrawOwn') return userPerm(c) === 'write' ? 403 : op.ok;
+    if (op.need === 'decider') return c.owner || c.role === 'Admin' ? op.ok : 403;
+    if (op.need === 'envAdmin') return (c.owner || c.role === 'Admin') && wholeProjectWriteToken ? op.ok : 403;
+    if (op.need === 'unprotectedWrite') {
+      if (rank[effective(c)] < rank.write) return 403;
+      return c.protected ? (op.refused ?? 403) : op.ok;
     }
     return rank[effective(c)] >= rank[op.need as Perm] ? op.ok : 403;
   }
@@ -335,6 +362,39 @@ describe(`authorization matrix (${dialectName})`, () => {
       return jwt;
     })());
   const crPath = (t: Target) => `${base(t)}/change-requests`;
+  /** D74: a Read-only member no principal is asks for write; their requests are the ones decided. */
+  let asker: Promise<{ id: string; jwt: string }> | undefined;
+  const askerIn = () =>
+    (asker ??= (async () => {
+      const u = await signupUser(app, 'Asker');
+      await addToWorkspace(u.email);
+      const jwt = await sessionIn(u.jwt);
+      await asOwner('PUT', `/v1/projects/${projectId}/members/${u.user.id}`, { role: 'Read-only' });
+      return { id: u.user.id, jwt };
+    })());
+  const arPath = (t: Target) => `/v1/projects/${t.project}/access-requests`;
+  const askFor = (t: Target, auth: string) =>
+    app.request('POST', arPath(t), {
+      token: auth,
+      body: { env: t.env, permission: 'write', durationSeconds: 3600, reason: 'matrix' },
+    });
+  /** Ends the caller's pending requests (test set-up: each combination asks anew). */
+  const settle = (userId: string) =>
+    app.db.db
+      .updateTable('access_requests')
+      .set({ status: 'withdrawn' })
+      .where('requester_id', '=', userId)
+      .where('status', '=', 'pending')
+      .execute();
+  /** A pending request of the Asker's for write on the target environment (any earlier grant ended first). */
+  const freshAr = async (t: Target) => {
+    const a = await askerIn();
+    await settle(a.id);
+    await asOwner('DELETE', `/v1/projects/${t.project}/members/${a.id}/envs/${t.env}`);
+    const res = await askFor(t, a.jwt);
+    if (res.status !== 201) throw new Error(`setup access request: ${res.status} ${res.text}`);
+    return (res.body as { id: string }).id;
+  };
   const openCr = async (t: Target, auth?: string) =>
     app.request('POST', crPath(t), {
       token: auth ?? (await authorJwt()),
@@ -592,6 +652,45 @@ describe(`authorization matrix (${dialectName})`, () => {
       ok: 204,
       run: async (t) => st(app.request('DELETE', `${base(t)}/vars/${await t.fresh()}`, { token: t.auth })),
     },
+    // ---- D75 personal overrides ----
+    {
+      name: 'list own overrides',
+      route: 'GET /v1/projects/{id}/envs/{env}/overrides',
+      level: 'env',
+      need: 'read',
+      ok: 200,
+      run: (t) => st(app.request('GET', `${base(t)}/overrides`, { token: t.auth })),
+    },
+    {
+      name: 'list own overrides revealed',
+      route: 'GET /v1/projects/{id}/envs/{env}/overrides',
+      level: 'env',
+      need: 'write',
+      ok: 200,
+      run: (t) => st(app.request('GET', `${base(t)}/overrides?reveal=true`, { token: t.auth })),
+    },
+    {
+      name: 'set an override',
+      route: 'PUT /v1/projects/{id}/envs/{env}/overrides/{key}',
+      level: 'env',
+      need: 'unprotectedWrite',
+      ok: 200,
+      run: (t) => st(app.request('PUT', `${base(t)}/overrides/K`, { token: t.auth, body: { value: 'mine' } })),
+    },
+    {
+      // Set first with the same credential (refused where the rule refuses it): in a protected environment
+      // none can exist, so a writer's delete finds nothing (404).
+      name: 'delete an override',
+      route: 'DELETE /v1/projects/{id}/envs/{env}/overrides/{key}',
+      level: 'env',
+      need: 'unprotectedWrite',
+      ok: 204,
+      refused: 404,
+      run: async (t) => {
+        await app.request('PUT', `${base(t)}/overrides/D`, { token: t.auth, body: { value: 'mine' } });
+        return st(app.request('DELETE', `${base(t)}/overrides/D`, { token: t.auth }));
+      },
+    },
     // ---- D47 change requests ----
     {
       name: 'open a change request',
@@ -653,6 +752,66 @@ describe(`authorization matrix (${dialectName})`, () => {
         const id = own.status === 201 ? (own.body as { id: string }).id : await freshCr(t);
         return call(t, 'DELETE', `${crPath(t)}/${id}`);
       },
+    },
+    // ---- access requests (D74) and who has access (D76) ----
+    {
+      name: 'ask for access',
+      route: 'POST /v1/projects/{id}/access-requests',
+      level: 'env',
+      need: 'requester',
+      ok: 201,
+      run: async (t) => {
+        if (t.principal.user) await settle(t.principal.user.id);
+        return (await askFor(t, t.auth)).status;
+      },
+    },
+    {
+      name: 'list access requests',
+      route: 'GET /v1/projects/{id}/access-requests',
+      level: 'project',
+      need: 'visible',
+      ok: 200,
+      run: async (t) => call(t, 'GET', arPath(t)),
+    },
+    {
+      name: 'approve an access request',
+      route: 'POST /v1/projects/{id}/access-requests/{requestId}/approve',
+      level: 'env',
+      need: 'decider',
+      credential: 'jwt',
+      ok: 200,
+      run: async (t) => call(t, 'POST', `${arPath(t)}/${await freshAr(t)}/approve`, { durationSeconds: 600 }),
+    },
+    {
+      name: 'deny an access request',
+      route: 'POST /v1/projects/{id}/access-requests/{requestId}/deny',
+      level: 'env',
+      need: 'decider',
+      credential: 'jwt',
+      ok: 200,
+      run: async (t) => call(t, 'POST', `${arPath(t)}/${await freshAr(t)}/deny`, { reason: 'matrix' }),
+    },
+    {
+      // Its requester withdraws it: the caller's own request where they may make one, else the Asker's.
+      name: 'withdraw an access request',
+      route: 'POST /v1/projects/{id}/access-requests/{requestId}/withdraw',
+      level: 'env',
+      need: 'withdrawOwn',
+      ok: 200,
+      run: async (t) => {
+        if (t.principal.user) await settle(t.principal.user.id);
+        const own = await askFor(t, t.auth);
+        const id = own.status === 201 ? (own.body as { id: string }).id : await freshAr(t);
+        return call(t, 'POST', `${arPath(t)}/${id}/withdraw`);
+      },
+    },
+    {
+      name: 'who has access to an environment',
+      route: 'GET /v1/projects/{id}/envs/{env}/access',
+      level: 'env',
+      need: 'envAdmin',
+      ok: 200,
+      run: async (t) => call(t, 'GET', `${base(t)}/access`),
     },
     {
       name: 'get project',

@@ -1,3 +1,4 @@
+import { endpoints } from '@svcenv/contract/endpoints';
 import { Api } from '../api.js';
 import type { Parsed } from '../args.js';
 import { type Command, settingFlags, targetFlags } from '../command.js';
@@ -20,11 +21,14 @@ type Sub = 'list' | (typeof SUBCOMMANDS)[number];
 
 /** Which flags each subcommand takes beyond --project/--env (a flag that would be ignored is an error). */
 const SUB_FLAGS: Record<Sub, readonly string[]> = {
-  list: ['reveal'],
+  list: ['reveal', 'personal'],
   get: [],
-  set: ['secret', 'plain', 'allow-unresolved', 'yes', 'message'],
-  unset: ['yes', 'message'],
+  set: ['secret', 'plain', 'allow-unresolved', 'yes', 'message', 'personal'],
+  unset: ['yes', 'message', 'personal'],
 };
+
+/** D75: with --personal, list, set and unset act on the caller's own overrides; these flags then do not apply. */
+const NOT_PERSONAL = ['secret', 'plain', 'allow-unresolved', 'yes', 'message'];
 
 /**
  * D59: one environment's variables, one at a time. Listing is masked (`--reveal` needs a write token, as
@@ -32,18 +36,23 @@ const SUB_FLAGS: Record<Sub, readonly string[]> = {
  * `unset` write through the bulk endpoints against the revision they read (If-Match, D46), so a change
  * made in between is refused (PRECONDITION_FAILED), never overwritten. Refusals exit 1 with the API's
  * code (FORBIDDEN for a read token). Under D47 a write refused with APPROVAL_REQUIRED is opened as a change
- * request; a protected environment's changes are confirmed first (writes.ts, ADR 0028).
+ * request; a protected environment's changes are confirmed first (writes.ts, ADR 0028). `--personal` (D75,
+ * ADR 0031): the caller's own overrides of the environment's keys, through the overrides endpoints.
  */
 export const varsCommand: Command = {
   name: 'vars',
   summary: "List, read, set and delete an environment's variables",
   usage:
-    'svcenv vars [--reveal] | vars get KEY | vars set KEY=VALUE... [--secret|--plain] [--allow-unresolved] [--yes] [--message <text>] | vars unset KEY... [--yes] [--message <text>] [--project <id|slug>] [--env <name>]',
+    'svcenv vars [--reveal] [--personal] | vars get KEY | vars set KEY=VALUE... [--secret|--plain] [--allow-unresolved] [--yes] [--message <text>] | vars set --personal KEY=VALUE... | vars unset [--personal] KEY... [--yes] [--message <text>] [--project <id|slug>] [--env <name>]',
   flags: {
     ...targetFlags,
     reveal: { type: 'boolean', description: 'list: show values in clear (needs a write-scope token)' },
     secret: { type: 'boolean', description: 'set: store the values as secret (the default for new keys)' },
     plain: { type: 'boolean', description: 'set: store the values as plain' },
+    personal: {
+      type: 'boolean',
+      description: 'list, set, unset: your own overrides of the shared values (unprotected environments only)',
+    },
     ...allowUnresolvedFlag,
     ...writeFlags,
   },
@@ -64,11 +73,15 @@ export const varsCommand: Command = {
     'A protected environment (prod by default): set and unset show the keys they change and ask to confirm;\n' +
     '--yes (-y) skips the question, and without a terminal they refuse unless --yes is given.\n' +
     'An environment that requires approval: set and unset open a change request with the same changes\n' +
-    '(--message, or the keys), print its id and its page in the dashboard; see `svcenv requests`.',
+    '(--message, or the keys), print its id and its page in the dashboard; see `svcenv requests`.\n' +
+    '--personal: your own values of existing keys in an unprotected environment, applied to your pulls,\n' +
+    "`svcenv run` and your dashboard only (tokens you created), nobody else's; `vars --personal` lists\n" +
+    'them (masked unless --reveal; ORPHANED: the key no longer exists, never applied), `vars set --personal\n' +
+    'K=V` sets one, `vars unset --personal K` removes it. Needs write permission on the environment.',
   async run(args, ctx) {
     const [first, ...operands] = args.positionals;
     const sub = subcommand(first);
-    for (const flag of ['reveal', 'secret', 'plain', 'allow-unresolved', 'yes', 'message']) {
+    for (const flag of ['reveal', 'secret', 'plain', 'allow-unresolved', 'yes', 'message', 'personal']) {
       if (args.flags[flag] && !SUB_FLAGS[sub].includes(flag)) {
         throw usageError(
           `--${flag} does not apply to \`vars${sub === 'list' ? '' : ` ${sub}`}\``,
@@ -76,11 +89,24 @@ export const varsCommand: Command = {
         );
       }
     }
+    const personal = args.flags.personal === true;
+    if (personal) {
+      const other = NOT_PERSONAL.find((f) => args.flags[f]);
+      if (other) throw usageError(`--${other} does not apply with --personal`, 'see: svcenv vars --help');
+    }
     const settings = resolveSettings(settingFlags(args), ctx.env, ctx.cwd);
     const target = requireTarget(settings);
     const token = requireToken(settings);
     const api = new Api(settings.apiUrl, token);
     const write = { token, yes: args.flags.yes === true, message: args.flags.message, flags: args.flags };
+    if (personal && sub !== 'get') {
+      if (sub === 'list') {
+        if (operands.length) throw usageError('`vars --personal` takes no arguments', 'svcenv vars --personal');
+        return listPersonal(api, target, args.flags.reveal === true);
+      }
+      if (sub === 'set') return setPersonal(api, target, operands, ctx.tokenFromStdin === true);
+      return unsetPersonal(api, target, operands);
+    }
     switch (sub) {
       case 'list':
         if (operands.length) throw usageError('`vars` takes no arguments', 'svcenv vars get KEY');
@@ -168,6 +194,80 @@ interface WriteOptions {
 
 const messageOf = (o: WriteOptions, what: string, changes: Changes) =>
   typeof o.message === 'string' && o.message.trim() !== '' ? o.message : defaultMessage(what, changes);
+
+/** D75: KEY=VALUE operands (one `KEY=-` reads standard input), each key once. */
+async function keyValues(operands: string[], stdinTaken: boolean, usage: string): Promise<Map<string, string>> {
+  if (operands.length === 0)
+    throw usageError(`\`${usage}\` needs KEY=VALUE`, `${usage} KEY=VALUE (or KEY=- to read stdin)`);
+  const values = new Map<string, string>();
+  let fromStdin = false;
+  for (const [i, operand] of operands.entries()) {
+    const eq = operand.indexOf('=');
+    // The argument is not repeated: it may be a value typed without its key.
+    if (eq <= 0) throw usageError(`argument ${i + 1} after \`set\` is not KEY=VALUE`, `${usage} KEY=VALUE`);
+    const key = operand.slice(0, eq);
+    if (values.has(key)) throw usageError(`${shown(key)} is given twice`);
+    let value = operand.slice(eq + 1);
+    if (value === '-') {
+      if (fromStdin) throw usageError('only one KEY=- can read standard input');
+      if (stdinTaken) {
+        throw usageError(
+          '--token - has read standard input already: KEY=- cannot read it too',
+          'pass the token with SVCENV_TOKEN or `svcenv login`',
+        );
+      }
+      fromStdin = true;
+      value = await readStdin();
+    }
+    values.set(key, value);
+  }
+  return values;
+}
+
+/** D75: the caller's own overrides, KEY, ORPHANED and VALUE (masked unless --reveal, which needs write). */
+async function listPersonal(api: Api, t: Target, reveal: boolean) {
+  const { operations: ops } = await import('../schemas.js');
+  const { overrides } = await api.json(ops.listOverrides, {
+    params: { id: t.project, env: t.env },
+    ...(reveal ? { query: { reveal: 'true' } } : {}),
+  });
+  if (overrides.length === 0) return { stdout: `no personal overrides in ${t.env}\n` };
+  const rows = [
+    ['KEY', 'ORPHANED', 'VALUE'],
+    ...overrides.map((o) => [o.key, o.orphaned ? 'yes' : 'no', printable(o.value)]),
+  ];
+  const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return {
+    stdout: `${rows.map((r) => `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`.trimEnd()).join('\n')}\n`,
+  };
+}
+
+/** D75: sets each override through PUT; the shared values, revisions and history are untouched. */
+async function setPersonal(api: Api, t: Target, operands: string[], stdinTaken: boolean) {
+  const values = await keyValues(operands, stdinTaken, 'svcenv vars set --personal');
+  const { operations: ops } = await import('../schemas.js');
+  const lines: string[] = [];
+  for (const [key, value] of values) {
+    const o = await api.json(ops.putOverride, { params: { id: t.project, env: t.env, key }, body: { value } });
+    lines.push(
+      `set personal ${key}${o.orphaned ? ' (orphaned: no such variable in this environment, not applied)' : ''}`,
+    );
+  }
+  return { stdout: lines.map((l) => `${l}\n`).join('') };
+}
+
+/** D75: removes each override (the shared value applies again). */
+async function unsetPersonal(api: Api, t: Target, keys: string[]) {
+  if (keys.length === 0) {
+    throw usageError('`vars unset --personal` needs at least one KEY', 'svcenv vars unset --personal KEY');
+  }
+  const lines: string[] = [];
+  for (const key of new Set(keys)) {
+    await api.fetch(endpoints.deleteOverride, { params: { id: t.project, env: t.env, key } });
+    lines.push(`removed personal ${key}`);
+  }
+  return { stdout: lines.map((l) => `${l}\n`).join('') };
+}
 
 async function set(api: Api, t: Target, args: Parsed, operands: string[], o: WriteOptions, stdinTaken: boolean) {
   if (args.flags.secret && args.flags.plain) throw usageError('--secret and --plain are mutually exclusive');

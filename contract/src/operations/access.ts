@@ -11,7 +11,7 @@ export const createAccessRequest = defineOperation(e.createAccessRequest, {
   tags,
   params: a.accessRequestsParams,
   body: a.createAccessRequestBody,
-  responses: { 201: a.accessRequest },
+  responses: { 201: a.createdAccessRequest },
 });
 export const listAccessRequests = defineOperation(e.listAccessRequests, {
   tags,

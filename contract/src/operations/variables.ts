@@ -58,3 +58,22 @@ export const rollback = defineOperation(e.rollback, {
   body: v.rollbackBody,
   responses: { 200: v.rollbackResponse },
 });
+
+/** D75: personal overrides. */
+export const listOverrides = defineOperation(e.listOverrides, {
+  tags,
+  params: envParams,
+  query: v.listOverridesQuery,
+  responses: { 200: v.listOverridesResponse },
+});
+export const putOverride = defineOperation(e.putOverride, {
+  tags,
+  params: v.varParams,
+  body: v.putOverrideBody,
+  responses: { 200: v.putOverrideResponse },
+});
+export const deleteOverride = defineOperation(e.deleteOverride, {
+  tags,
+  params: v.varParams,
+  responses: { 204: noContent },
+});

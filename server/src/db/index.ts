@@ -42,6 +42,7 @@ import * as auditInboxUnchecked from './migrations/2026-11-29T20-audit-inbox-unc
 import * as managedCredentials from './migrations/2026-12-03T00-managed-credentials.js';
 import * as portableAuditKeys from './migrations/2026-12-03T00-portable-audit-keys.js';
 import * as temporaryAccess from './migrations/2026-12-03T10-temporary-access.js';
+import * as personalOverrides from './migrations/2026-12-03T11-personal-overrides.js';
 import { preparedNames } from './prepared-names.js';
 import type { AuditLogsTable, Database } from './schema.js';
 
@@ -441,6 +442,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       down: (db) => portableAuditKeys.down(db, dialect),
     },
     '2026-12-03T10-temporary-access': { up: temporaryAccess.up, down: temporaryAccess.down },
+    '2026-12-03T11-personal-overrides': { up: personalOverrides.up, down: personalOverrides.down },
   };
 }
 

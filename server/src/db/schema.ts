@@ -11,6 +11,7 @@ export interface Database {
   projects: ProjectsTable;
   environments: EnvironmentsTable;
   variables: VariablesTable;
+  personal_overrides: PersonalOverridesTable;
   variable_history: VariableHistoryTable;
   env_revisions: EnvRevisionsTable;
   change_requests: ChangeRequestsTable;
@@ -297,6 +298,8 @@ export interface EnvironmentsTable {
   revision: Generated<number>;
   /** D47: 1 when direct writes by others than Owners and project Admins need a change request. */
   require_approval: Generated<number>;
+  /** D75: override writes in this environment (0: none ever), migration 2026-12-03T11-personal-overrides. */
+  override_rev: Generated<number>;
   created_at: string;
 }
 
@@ -306,6 +309,16 @@ export interface VariablesTable {
   type: 'secret' | 'plain';
   value_sealed: string;
   expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** D75: a person's own value of a key (migration 2026-12-03T11-personal-overrides), sealed as a current value. */
+export interface PersonalOverridesTable {
+  environment_id: string;
+  user_id: string;
+  key: string;
+  value_sealed: string;
   created_at: string;
   updated_at: string;
 }

@@ -35,6 +35,8 @@ export interface DeliveryPayload {
   keys: string[];
   created: string[];
   updated: string[];
+  /** access.* events only (ADR 0027): the request's who, what and why, beside the eight D34 fields. */
+  access?: Record<string, unknown>;
 }
 
 export interface WebhookJobDeps {
@@ -184,6 +186,7 @@ export function webhookJob(deps: WebhookJobDeps): JobKind<DeliveryPayload> {
         created: p.created,
         updated: p.updated,
         timestamp: now.toISOString(),
+        ...(p.access ? { access: p.access } : {}),
       });
       const result = await sendWebhook({
         url: hook.url,

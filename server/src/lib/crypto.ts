@@ -62,9 +62,10 @@ export const valueAad = (projectId: string, environmentId: string, key: string) 
   `svcenv/value/${projectId}/${environmentId}/${key}`;
 /**
  * Where a sealed value lives: the variable's row, one of its history entries, or a proposed value of a change
- * request (D47; its location's key names the request too, so a value cannot move between requests).
+ * request (D47; its location's key names the request too, so a value cannot move between requests), or a
+ * person's override (D75; its location's key names the person too).
  */
-export type ValueRole = 'current' | 'history' | 'change-request';
+export type ValueRole = 'current' | 'history' | 'change-request' | 'override';
 const boundValueAad = (projectId: string, environmentId: string, key: string, role: ValueRole) =>
   `${valueAad(projectId, environmentId, key)}#${role}`;
 /** AAD of a project credential that is not a variable (ProjectKeyring.sealCredential). */

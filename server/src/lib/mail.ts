@@ -8,7 +8,9 @@ export type MailKind =
   | 'password_reset'
   | 'expiry_reminder'
   | 'change_request_approval'
-  | 'change_request_outcome';
+  | 'change_request_outcome'
+  | 'access_request'
+  | 'access_request_outcome';
 
 /**
  * A message. Its links (verification, invite, reset: credentials) are only in `text`, which only SMTP ever

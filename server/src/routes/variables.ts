@@ -3,10 +3,23 @@ import type { FastifyInstance } from 'fastify';
 import { route } from '../http/operation.js';
 import { ifMatch, REVISION_HEADER, withRevision } from '../http/revisions.js';
 import type { EnvTarget } from '../services/core/authz.js';
+import * as overrides from '../services/variables/overrides.js';
 import * as revisions from '../services/variables/revisions.js';
 import * as vars from '../services/variables/variables.js';
 
 export async function variableRoutes(app: FastifyInstance) {
+  // D75: personal overrides
+  route(app, ops.listOverrides, async (req) => ({
+    overrides: await overrides.listOverrides(req.ctx, { ...target(req.params), reveal: req.query.reveal ?? false }),
+  }));
+  route(app, ops.putOverride, async (req) =>
+    overrides.putOverride(req.ctx, { ...target(req.params), key: req.params.key, value: req.body.value }),
+  );
+  route(app, ops.deleteOverride, async (req, reply) => {
+    await overrides.deleteOverride(req.ctx, { ...target(req.params), key: req.params.key });
+    return reply.status(204).send(null);
+  });
+
   route(app, ops.listVars, async (req, reply) => {
     const { vars: listed, revision } = await vars.listVars(req.ctx, {
       ...target(req.params),

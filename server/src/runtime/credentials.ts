@@ -114,6 +114,7 @@ function grantRows(db: Db, projectBy: 'p.id' | 'p.slug', project: string, env: s
       'e.position as e_position',
       'e.revision as e_revision',
       'e.require_approval as e_require_approval',
+      'e.override_rev as e_override_rev',
       'pm.role as member_role',
       'pm.expires_at as member_expires_at',
       'o.environment_id as o_environment_id',

@@ -21,6 +21,8 @@ export type WakeReason = 'changed' | 'timeout' | 'drain';
 interface Waiter {
   /** Environment id → the revision the answer was rendered at. */
   envs: ReadonlyMap<string, number>;
+  /** D75: the pulled environment's override counter the answer was rendered at (ADR 0031). */
+  overrides: { envId: string; rev: number } | undefined;
   tokenId: string;
   wake(reason: WakeReason): void;
 }
@@ -64,13 +66,20 @@ export class EnvWatch {
    * drains. Answers null at once when the pull may not be held (limits, draining): the caller then answers
    * as it is. One held pull counts once, however many environments it watches.
    */
-  wait(envs: ReadonlyMap<string, number>, tokenId: string, ms: number): Promise<WakeReason> | null {
+  wait(
+    envs: ReadonlyMap<string, number>,
+    tokenId: string,
+    ms: number,
+    /** D75: also wake when this environment's override counter moves (someone's override changed). */
+    overrides?: { envId: string; rev: number },
+  ): Promise<WakeReason> | null {
     if (this.draining || this.held >= this.opts.maxHeld) return null;
     const mine = this.perToken.get(tokenId) ?? 0;
     if (mine >= this.opts.maxPerToken) return null;
     return new Promise<WakeReason>((resolve) => {
       const waiter: Waiter = {
         envs,
+        overrides,
         tokenId,
         wake: (reason) => {
           clearTimeout(timeout);
@@ -125,11 +134,21 @@ export class EnvWatch {
     }
   }
 
-  /** Wakes the waiters of `envId` whose revision is not `revision` (null: all of them; they look again). */
-  private wakeEnv(envId: string, revision: number | null): void {
+  /**
+   * Wakes the waiters of `envId` whose revision is not `revision`, or whose override counter of it is not
+   * `overrideRev` (D75: a person's override changed; each looks again and answers only if its own body
+   * changed); null: all of them.
+   */
+  private wakeEnv(envId: string, revision: number | null, overrideRev?: number): void {
     const set = this.byEnv.get(envId);
     if (!set) return;
-    for (const w of [...set]) if (revision === null || w.envs.get(envId) !== revision) w.wake('changed');
+    for (const w of [...set]) {
+      const moved =
+        revision === null ||
+        w.envs.get(envId) !== revision ||
+        (overrideRev !== undefined && w.overrides?.envId === envId && w.overrides.rev !== overrideRev);
+      if (moved) w.wake('changed');
+    }
   }
 
   private ensurePolling(): void {
@@ -153,11 +172,11 @@ export class EnvWatch {
       for (let i = 0; i < ids.length; i += 500) {
         const rows = await this.opts.db
           .selectFrom('environments')
-          .select(['id', 'revision'])
+          .select(['id', 'revision', 'override_rev'])
           .where('id', 'in', ids.slice(i, i + 500))
           .execute();
         const found = new Set(rows.map((r) => r.id));
-        for (const r of rows) this.wakeEnv(r.id, Number(r.revision));
+        for (const r of rows) this.wakeEnv(r.id, Number(r.revision), Number(r.override_rev));
         // A deleted environment: its held pulls look again (and get 404).
         for (const id of ids.slice(i, i + 500)) if (!found.has(id)) this.wakeEnv(id, null);
       }

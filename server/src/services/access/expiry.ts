@@ -79,14 +79,6 @@ async function expireEnvPermissions(deps: Deps, now: string): Promise<number> {
         },
         event: { keys: [] },
       });
-      if (g.request_id) {
-        await trx
-          .updateTable('access_requests')
-          .set({ status: 'expired' })
-          .where('id', '=', g.request_id)
-          .where('status', '=', 'approved')
-          .execute();
-      }
     });
   }
   return n;

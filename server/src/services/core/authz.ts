@@ -33,6 +33,8 @@ export interface EnvFull extends EnvRow {
   revision: number;
   /** D47: 1 when direct writes need an Owner or the project's Admin (requireDirectWrite). */
   require_approval: number;
+  /** D75: override writes in the environment (0: none ever; pull then skips looking overrides up). */
+  override_rev: number;
 }
 
 /**
@@ -342,7 +344,17 @@ function compileAccessQueries(db: Db) {
     env: hotQuery(db, 2, (projectId: string, name: string) =>
       db
         .selectFrom('environments')
-        .select(['id', 'project_id', 'name', 'protected', 'color', 'position', 'revision', 'require_approval'])
+        .select([
+          'id',
+          'project_id',
+          'name',
+          'protected',
+          'color',
+          'position',
+          'revision',
+          'require_approval',
+          'override_rev',
+        ])
         .where('project_id', '=', projectId)
         .where('name', '=', name),
     ),
@@ -363,7 +375,8 @@ async function findEnv(db: Db, projectId: string, name: string, at?: number, sna
 }
 
 /** The user's own permission on an environment, before any token restriction. */
-function userPermission(access: ProjectAccess, env: EnvRow): Permission {
+/** The person's own permission on an environment, before any token's cap (D74 asks what a person lacks). */
+export function userPermission(access: ProjectAccess, env: EnvRow): Permission {
   if (access.role === null) return 'write';
   return access.overrides.get(env.id) ?? roleDefault(access.role, env.protected === 1);
 }

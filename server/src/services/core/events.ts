@@ -16,6 +16,8 @@ export interface EventDetail {
   keys?: Iterable<string>;
   created?: string[];
   updated?: string[];
+  /** D74, ADR 0027: what an access.* event is about (the request, who asked, for what, why); never a secret. */
+  access?: Record<string, unknown>;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function emitEvent(
     keys: [...(detail.keys ?? [...created, ...updated])],
     created,
     updated,
+    ...(detail.access ? { access: detail.access } : {}),
   };
   for (const webhookId of ids) {
     const payload: DeliveryPayload = { webhookId, deliveryId: randomUUID(), ...base };

@@ -350,7 +350,17 @@ export async function rotateDue(deps: Deps): Promise<number> {
       .executeTakeFirst();
     const env = await deps.db
       .selectFrom('environments')
-      .select(['id', 'project_id', 'name', 'protected', 'color', 'position', 'revision', 'require_approval'])
+      .select([
+        'id',
+        'project_id',
+        'name',
+        'protected',
+        'color',
+        'position',
+        'revision',
+        'require_approval',
+        'override_rev',
+      ])
       .where('id', '=', row.environment_id)
       .executeTakeFirst();
     if (!project || !env) continue;

@@ -7,7 +7,7 @@ import { newId, randomBase62, slugify } from '../../lib/ids.js';
 import { recordChange } from '../core/changes.js';
 import { actingAs, type Ctx } from '../core/context.js';
 import type { Deps } from '../core/deps.js';
-import { userActor } from '../core/principal.js';
+import { liveWsRole, userActor } from '../core/principal.js';
 import { assertSignupAllowed, signupModeOf } from '../workspace/instance-policy.js';
 import { landingWorkspace, rememberWorkspace } from '../workspace/team.js';
 import { signSessionJwt } from './authn.js';
@@ -47,7 +47,13 @@ export async function authOptions(
   return { emailDelivery: Boolean(deps.config.SMTP_URL), signup: await signupModeOf(deps.db, deps) };
 }
 
-export async function sessionUser(db: Db, userId: string, workspaceId: string): Promise<SessionUser> {
+export async function sessionUser(
+  db: Db,
+  userId: string,
+  workspaceId: string,
+  /** D73: the moment a temporary role is judged at. */
+  now: Date = new Date(),
+): Promise<SessionUser> {
   const row = await db
     .selectFrom('users as u')
     .innerJoin('workspace_members as m', 'm.user_id', 'u.id')
@@ -59,20 +65,23 @@ export async function sessionUser(db: Db, userId: string, workspaceId: string): 
       'u.email_verified_at',
       'u.instance_admin',
       'm.ws_role',
+      'm.expires_at',
       'w.id as wid',
       'w.name as wname',
     ])
     .where('u.id', '=', userId)
     .where('m.workspace_id', '=', workspaceId)
     .executeTakeFirst();
-  if (!row) throw unauthorized('invalid session');
+  // D73: an expired temporary Owner is a Member, an expired temporary membership none, at once.
+  const wsRole = row ? liveWsRole(row.ws_role, row.expires_at, now) : null;
+  if (!row || !wsRole) throw unauthorized('invalid session');
   return {
     id: row.id,
     name: row.name,
     email: row.email,
     workspaceId: row.wid,
     workspaceName: row.wname,
-    wsRole: row.ws_role,
+    wsRole,
     emailVerifiedAt: row.email_verified_at,
     instanceAdmin: row.instance_admin === 1,
   };
@@ -206,12 +215,14 @@ export async function switchWorkspace(ctx: Ctx, input: { workspaceId: string }) 
     .selectFrom('workspace_members as m')
     .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
     .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['w.id', 'w.name', 'u.session_version'])
+    .select(['w.id', 'w.name', 'u.session_version', 'm.ws_role', 'm.expires_at'])
     .where('m.user_id', '=', principal.userId)
     .where('m.workspace_id', '=', workspaceId)
     .executeTakeFirst();
-  // Not a member: indistinguishable from a workspace that does not exist.
-  if (!member) throw new AppError('NOT_FOUND', 'workspace not found', 'workspaceId');
+  // Not a member (D73: also a temporary membership that ended): indistinguishable from a workspace that does
+  // not exist.
+  if (!member || !liveWsRole(member.ws_role, member.expires_at, deps.clock.now()))
+    throw new AppError('NOT_FOUND', 'workspace not found', 'workspaceId');
   await rememberWorkspace(deps.db, principal.userId, workspaceId);
   const token = await signSessionJwt(deps.authn, {
     userId: principal.userId,

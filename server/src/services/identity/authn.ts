@@ -193,6 +193,7 @@ function grantSnapshot(principal: Principal, wanted: EnvWanted, rows: GrantRow[]
         position: r.e_position!,
         revision: r.e_revision!,
         require_approval: r.e_require_approval!,
+        override_rev: r.e_override_rev!,
       }
     : null;
   const overrides = rows

@@ -2,6 +2,7 @@ import { refuseCommonPassword } from '../../lib/common-passwords.js';
 import { AppError, notFound, unauthorized } from '../../lib/errors.js';
 import { recordChange } from '../core/changes.js';
 import type { Ctx } from '../core/context.js';
+import { liveWsRole } from '../core/principal.js';
 import { hashPassword, sessionUser, verifyPassword } from './accounts.js';
 import { assertAccountNotLocked, recordAccountFailure } from './limits.js';
 
@@ -56,12 +57,19 @@ export async function myWorkspaces(ctx: Ctx) {
   const rows = await deps.db
     .selectFrom('workspace_members as m')
     .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
-    .select(['w.id', 'w.name', 'w.slug', 'm.ws_role'])
+    .select(['w.id', 'w.name', 'w.slug', 'm.ws_role', 'm.expires_at'])
     .where('m.user_id', '=', principal.userId)
     .orderBy('m.joined_at')
     .orderBy('w.id')
     .execute();
-  return { workspaces: rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, wsRole: r.ws_role })) };
+  // D73: roles as they stand now; a temporary membership that ended is not listed.
+  const now = deps.clock.now();
+  return {
+    workspaces: rows.flatMap((r) => {
+      const wsRole = liveWsRole(r.ws_role, r.expires_at, now);
+      return wsRole ? [{ id: r.id, name: r.name, slug: r.slug, wsRole }] : [];
+    }),
+  };
 }
 
 /**

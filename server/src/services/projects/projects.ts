@@ -38,7 +38,17 @@ export const defaultProtected = (name: string) => name === 'prod' || name === 'p
 export async function projectEnvs(db: Db, projectId: string): Promise<EnvFull[]> {
   return db
     .selectFrom('environments')
-    .select(['id', 'project_id', 'name', 'protected', 'color', 'position', 'revision', 'require_approval'])
+    .select([
+      'id',
+      'project_id',
+      'name',
+      'protected',
+      'color',
+      'position',
+      'revision',
+      'require_approval',
+      'override_rev',
+    ])
     .where('project_id', '=', projectId)
     .orderBy('position')
     .execute();

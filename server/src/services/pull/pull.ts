@@ -9,6 +9,7 @@ import type { Ctx } from '../core/context.js';
 import type { Deps, ResolvedEnv } from '../core/deps.js';
 import { emitEvent } from '../core/events.js';
 import { decryptEnvValues, envSealer } from '../core/values.js';
+import { overlay, ownOverrides } from '../variables/overrides.js';
 import { dependenciesHold, masksResolution, resolveForReader } from '../variables/references.js';
 import { valuesAt } from '../variables/revisions.js';
 
@@ -66,6 +67,23 @@ async function loadResolved(
     return { access, env, cached, permissions };
   }
   const revision = Number(env.revision);
+  // D75 (ADR 0031): the caller's own overrides, looked up only in an environment that ever had one. Resolved
+  // for this person alone and never cached, so no one else's pull can be served their values; the ETag is the
+  // hash of the body, so it moves for the owner when an override changes what they get, and for no one else.
+  const mine = await ownOverrides(ctx, access, env);
+  if (mine) {
+    const shared = await decryptEnvValues(deps, access, env);
+    const own = overlay(shared, mine);
+    if (own) {
+      const { resolved, dependencies, permissions } = await resolveForReader(
+        ctx,
+        { access, env, vars: own.vars },
+        true,
+      );
+      const cached: ResolvedEnv = { revision, dependencies, vars: own.vars, resolved, bodies: new Map() };
+      return { access, env, cached, permissions };
+    }
+  }
   for (const entry of deps.renderCache.candidates(env.id, revision)) {
     const permissions = await dependenciesHold(ctx, { access, env }, entry.dependencies, true);
     if (permissions) return { access, env, cached: entry, permissions };
@@ -122,7 +140,11 @@ export async function pullWaiting(
       const left = deadline - Date.now();
       if (left <= 0) break;
       // D49: woken by a change of any environment the body read, not only the one pulled.
-      const held = ctx.deps.watch.wait(rendered.watched(), tokenId, left);
+      // D75: and by a change of an override in the environment pulled (ADR 0031).
+      const held = ctx.deps.watch.wait(rendered.watched(), tokenId, left, {
+        envId: rendered.envId,
+        rev: rendered.overrideRev,
+      });
       if (!held) break;
       const reason = await held;
       current = await reauthenticate();
@@ -194,7 +216,7 @@ async function renderPull(ctx: Ctx, input: PullInput) {
   // The keys go into the `vars.pull` event, which an unaudited 304 (D66) never sends, and which copies them only
   // for a subscribed webhook (services/core/events.ts): handed over as they are, when asked.
   const keys = (): Iterable<string> => only ?? cached.vars.keys();
-  return { out, keys, watched, revision: cached.revision, envId: env.id };
+  return { out, keys, watched, revision: cached.revision, envId: env.id, overrideRev: Number(env.override_rev) };
 }
 
 /**

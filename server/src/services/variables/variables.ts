@@ -21,6 +21,7 @@ import {
   restoreVersion,
   type SealedVersion,
 } from './history.js';
+import { overlay, ownOverrides } from './overrides.js';
 import { masksResolution, type ReaderResolution, refuseUnresolved, resolveForReader } from './references.js';
 import { valuesAt } from './revisions.js';
 
@@ -74,8 +75,13 @@ export async function listVars(
     input.revision !== undefined
       ? { vars: await valuesAt(ctx, envSealer(ctx.deps.keyring, access, env), env, input.revision), broken: new Map() }
       : await openEnvValues(ctx.deps, access, env);
-  const resolution = await resolveForReader(ctx, { access, env, vars: plain, broken }, false);
-  const vars = presentVars(plain, input.reveal, broken, resolution);
+  // D75: at the current state, the caller's own overrides replace the shared values they override (for this
+  // person only; `overridden: true` on those items). A past revision shows what was shared then.
+  const own = input.revision === undefined ? overlay(plain, await ownOverrides(ctx, access, env)) : null;
+  const shown = own?.vars ?? plain;
+  const resolution = await resolveForReader(ctx, { access, env, vars: shown, broken }, false);
+  const vars = presentVars(shown, input.reveal, broken, resolution);
+  if (own) for (const v of vars) if (own.applied.has(v.key)) v.overridden = true;
   if (input.reveal) {
     await recordRead(ctx, {
       action: 'var.reveal',

@@ -39,12 +39,20 @@ function membership(db: Db, workspaceId: string, userId: string) {
  * member, else the earliest joined (also where account events are audited). One query: the remembered
  * workspace sorts first when its membership still exists.
  */
-export async function landingWorkspace(db: Db, userId: string): Promise<string | null> {
+export async function landingWorkspace(db: Db, userId: string, now: Date = new Date()): Promise<string | null> {
   const row = await db
     .selectFrom('workspace_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
     .select('m.workspace_id')
     .where('m.user_id', '=', userId)
+    // D73: not a temporary membership that ended (an expired temporary Owner is still a Member).
+    .where((eb) =>
+      eb.or([
+        eb('m.expires_at', 'is', null),
+        eb('m.ws_role', '=', 'Owner'),
+        eb('m.expires_at', '>', now.toISOString()),
+      ]),
+    )
     .orderBy((eb) => eb.case().when('m.workspace_id', '=', eb.ref('u.last_workspace_id')).then(0).else(1).end())
     .orderBy('m.joined_at')
     .orderBy('m.workspace_id')
