@@ -96,7 +96,9 @@ describe('svcenv access', () => {
     expect(listed.code, listed.stderr).toBe(0);
     const [header, row] = listed.stdout.split('\n');
     expect(header).toMatch(/^ID\s+ENV\s+PERMISSION\s+STATUS\s+REQUESTER\s+TIME\s+REASON$/);
-    expect(row).toMatch(new RegExp(`^${id!.slice(0, 8)}\\s+prod\\s+read\\s+pending\\s+Dora\\s+asks 1h, lapses .*incident 42$`));
+    expect(row).toMatch(
+      new RegExp(`^${id!.slice(0, 8)}\\s+prod\\s+read\\s+pending\\s+Dora\\s+asks 1h, lapses .*incident 42$`),
+    );
 
     const approved = await server.request('POST', `/v1/projects/${project.id}/access-requests/${id}/approve`, {
       token: owner,
@@ -129,7 +131,10 @@ describe('svcenv access', () => {
 
   it('names the subcommands', async () => {
     const r = await runCli(['access', 'lst'], { env: env() });
-    expect([r.code, r.stderr]).toEqual([2, 'error: unknown access command "lst"\nhint: did you mean `svcenv access list`?\n']);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'error: unknown access command "lst"\nhint: did you mean `svcenv access list`?\n',
+    ]);
     const help = await runCli(['access', '--help'], { env: env() });
     expect(help.stdout).toContain('svcenv access request --env prod --permission read --for 1h');
   });
