@@ -69,12 +69,12 @@ describe('svcenv access', () => {
         ['access', 'request', '--env', 'prod', '--permission', 'read', '--for', given, '--reason', 'incident'],
         { env: env() },
       );
-      expect([r.code, r.stdout, r.stderr]).toEqual([2, '', message]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([1, '', message]);
     }
     const noReason = await runCli(['access', 'request', '--env', 'prod', '--permission', 'read', '--for', '1h'], {
       env: env(),
     });
-    expect(noReason.code).toBe(2);
+    expect(noReason.code).toBe(1);
     expect(noReason.stderr).toContain('needs --reason');
     expect(await requests()).toEqual([]);
   });
@@ -116,7 +116,7 @@ describe('svcenv access', () => {
     );
     // A Developer writes staging already: asking for access one has is CONFLICT (D73-D75, the details).
     expect(second.code).not.toBe(0);
-    expect(second.stderr).toMatch(/error:/);
+    expect(second.stderr).toMatch(/^CONFLICT: you already have write access/);
 
     const third = await runCli(
       ['access', 'request', '--env', 'prod', '--permission', 'write', '--for', '30m', '--reason', 'hotfix'],
@@ -132,7 +132,7 @@ describe('svcenv access', () => {
   it('names the subcommands', async () => {
     const r = await runCli(['access', 'lst'], { env: env() });
     expect([r.code, r.stderr]).toEqual([
-      2,
+      1,
       'error: unknown access command "lst"\nhint: did you mean `svcenv access list`?\n',
     ]);
     const help = await runCli(['access', '--help'], { env: env() });
