@@ -159,6 +159,7 @@ async function rounds(loads: Record<string, () => Promise<Load>>) {
 type Figure = Awaited<ReturnType<typeof rounds>>[string];
 
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+const pct1 = (x: number) => `${(x * 100).toFixed(1)}%`;
 const row = (name: string, f: Figure) =>
   `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p99 ${String(f.p99).padStart(4)} ms   ${pct(f.ratio).padStart(4)} of floor   server CPU ${f.cpu.toFixed(0).padStart(4)} µs/req (request thread ${f.main.toFixed(0).padStart(3)})${Number.isNaN(f.db) ? '' : `   PostgreSQL ${f.db.toFixed(0).padStart(3)} µs/req`}   machine busy ${pct(f.busy).padStart(4)}   (rounds: ${f.ratios.map(pct).join(', ')})`;
 
@@ -354,7 +355,59 @@ async function seedPullSetup(c: Client) {
   const etag = first.headers.get('etag')!;
   const cond = await c.request('GET', path, { token, headers: { 'if-none-match': etag } });
   if (cond.status !== 304) throw new Error(`conditional pull answered ${cond.status}, not 304`);
-  return { pullUrl: `${c.url}${path}`, auth: { authorization: `Bearer ${token}` }, etag, body: first.text, addProject };
+  /**
+   * D73: a Member of the workspace, a Developer of the project with `read` on dev as a per-environment
+   * permission, that ends a day ahead (`temporary`) or never, and a read token that person created: its
+   * pulls rest on that grant (D32), so the grant's expiry is judged on each of them.
+   */
+  const memberToken = async (temporary: boolean) => {
+    const who = `bench-m-${Date.now()}-${made++}@example.test`;
+    const { user, token: ownJwt } = (await ok(
+      await c.request('POST', '/v1/auth/signup', { body: { name: 'Member', email: who, password } }),
+      'member signup',
+    )) as { token: string; user: { id: string } };
+    const session = (await ok(await c.request('GET', '/v1/auth/session', { token: jwt }), 'session')) as {
+      user: { workspaceId: string };
+    };
+    await ok(
+      await c.request('POST', '/v1/workspace/invites', { token: jwt, body: { email: who, wsRole: 'Member' } }),
+      'invite',
+    );
+    const { token: memberJwt } = (await ok(
+      await c.request('POST', '/v1/auth/switch-workspace', {
+        token: ownJwt,
+        body: { workspaceId: session.user.workspaceId },
+      }),
+      'switch',
+    )) as { token: string };
+    await ok(
+      await c.request('PUT', `/v1/projects/${id}/members/${user.id}`, { token: jwt, body: { role: 'Read-only' } }),
+      'project role',
+    );
+    const expiresAt = temporary ? new Date(Date.now() + 86_400_000).toISOString() : undefined;
+    await ok(
+      await c.request('PUT', `/v1/projects/${id}/members/${user.id}/envs/dev`, {
+        token: jwt,
+        body: { permission: 'read', ...(expiresAt ? { expiresAt } : {}) },
+      }),
+      'env permission',
+    );
+    const { token: t } = (await ok(
+      await c.request('POST', '/v1/tokens', { token: memberJwt, body: { name: 'member', envs: ['*'], scope: 'read' } }),
+      'member token',
+    )) as { token: string };
+    const res = await c.request('GET', path, { token: t });
+    if (res.status !== 200) throw new Error(`member pull failed: ${res.status} ${res.text}`);
+    return { auth: { authorization: `Bearer ${t}` }, etag: res.headers.get('etag')! };
+  };
+  return {
+    pullUrl: `${c.url}${path}`,
+    auth: { authorization: `Bearer ${token}` },
+    etag,
+    body: first.text,
+    addProject,
+    memberToken,
+  };
 }
 
 const SEED = Number(process.env.BENCH_SEED ?? 1000);
@@ -387,6 +440,16 @@ try {
   const pull = () => load(pullUrl, auth, serverPid);
   const notModified = () => load(pullUrl, { ...auth, 'if-none-match': etag }, serverPid);
 
+  // D73: the same pull by tokens of two Members, one whose access rests on a temporary grant, one without.
+  const permanent = await setup.memberToken(false);
+  const temporary = await setup.memberToken(true);
+  const grantLoads: Record<string, () => Promise<Load>> = {
+    permanentPull: () => load(pullUrl, permanent.auth, serverPid),
+    permanentNotModified: () => load(pullUrl, { ...permanent.auth, 'if-none-match': permanent.etag }, serverPid),
+    temporaryPull: () => load(pullUrl, temporary.auth, serverPid),
+    temporaryNotModified: () => load(pullUrl, { ...temporary.auth, 'if-none-match': temporary.etag }, serverPid),
+  };
+
   const base = baseline ? await seedPullSetup(baseline.srv) : null;
   // The two builds may render the same variables a little differently (a header line, quoting); each is
   // measured against the same floor, so a large difference in size is reported.
@@ -412,6 +475,7 @@ try {
     pull,
     notModified,
     ...baseLoads,
+    ...grantLoads,
     ...ceilingLoads,
     serverRoute: () => load(`${srv.url}/bench/floor`, {}, serverPid),
   });
@@ -445,6 +509,13 @@ try {
       `this build vs the baseline: pull ${pct(before.pull!.ratio / before.basePull!.ratio)}, 304 ${pct(before.notModified!.ratio / before.baseNotModified!.ratio)} (ratio of ratios)`,
     );
   }
+  console.log(row('pull, Member, permanent grants', before.permanentPull!));
+  console.log(row('304, Member, permanent grants', before.permanentNotModified!));
+  console.log(row('pull, Member, temporary grant (D73)', before.temporaryPull!));
+  console.log(row('304, Member, temporary grant (D73)', before.temporaryNotModified!));
+  console.log(
+    `temporary grant vs permanent grants (D73, target within 3%): pull ${pct1(before.temporaryPull!.ratio / before.permanentPull!.ratio)}, 304 ${pct1(before.temporaryNotModified!.ratio / before.permanentNotModified!.ratio)} (ratio of ratios)`,
+  );
   console.log(row('svcenv route, constant 2 KB text', before.serverRoute!));
   if (after) {
     console.log(`-- after seeding ${SEED} projects x 100 variables (${seedS} s) --`);

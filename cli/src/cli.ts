@@ -12,6 +12,7 @@ import {
   tokenSource,
   usesToken,
 } from './command.js';
+import { accessCommand } from './commands/access.js';
 import { makeCompletionCommand } from './commands/completion.js';
 import { diffCommand } from './commands/diff.js';
 import { leaseCommand } from './commands/lease.js';
@@ -42,6 +43,7 @@ export const COMMANDS: readonly Command[] = [
   diffCommand,
   varsCommand,
   requestsCommand,
+  accessCommand,
   projectsCommand,
   whoamiCommand,
   logoutCommand,
