@@ -269,7 +269,9 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
       expect(await pgCanLogin(user, password)).toBe(true);
       const listed = await app.request('GET', path('/envs/dev/dynamic/app-db/leases'), { token });
       const leases = listLeasesResponse.parse(listed.body).leases;
-      expect(leases).toEqual([expect.objectContaining({ id: lease.id, username: user, state: 'active', mayRevoke: true })]);
+      expect(leases).toEqual([
+        expect.objectContaining({ id: lease.id, username: user, state: 'active', mayRevoke: true }),
+      ]);
       expect(listed.text).not.toContain(password);
       const del = await app.request('DELETE', path(`/envs/dev/dynamic/app-db/leases/${lease.id}`), { token });
       expect(del.status, del.text).toBe(204);
