@@ -20,8 +20,8 @@ import {
   mariadbAdmin,
   mariadbCanLogin,
   PG,
-  pgAdmin,
   pgCanLogin,
+  pgDropRoles,
   startRelay,
 } from '../../server/test/managed-dbs.js';
 import { hostBinary, runCli, spawnCli, tempDir, waitFor } from './helpers.js';
@@ -95,18 +95,26 @@ beforeAll(async () => {
   env = { SVCENV_API_URL: server.url, SVCENV_TOKEN: token, SVCENV_PROJECT: projectId, SVCENV_ENV: 'dev' };
 }, 60_000);
 
+/** The users every lease of this suite made, ended or not, as the server lists them. */
+async function leasedHere(): Promise<string[]> {
+  const names: string[] = [];
+  for (const envName of ['dev', 'staging', 'prod']) {
+    const list = await api('GET', `/envs/${envName}/dynamic`);
+    for (const d of (list.body as { dynamicSecrets: { name: string }[] }).dynamicSecrets) {
+      const leases = await api('GET', `/envs/${envName}/dynamic/${d.name}/leases?state=all`);
+      names.push(...(leases.body as { leases: { username: string }[] }).leases.map((l) => l.username));
+    }
+  }
+  return names;
+}
+
 afterAll(async () => {
+  // Only the users this suite's leases made (a failing test may have left some), never another suite's.
+  const leased = server ? await leasedHere().catch(() => []) : [];
   await server?.stop();
   await relay?.stop();
-  await maria?.drop();
-  // Roles these leases made (v_<env>_<name>_...) that a failing test may have left.
-  await pgAdmin(async (c) => {
-    const { rows } = await c.query("select rolname from pg_roles where rolname ~ '^v_[a-z]+_(clidb|short|away)_'");
-    for (const r of rows as { rolname: string }[]) {
-      await c.query(`drop owned by "${r.rolname}"`).catch(() => undefined);
-      await c.query(`drop role if exists "${r.rolname}"`).catch(() => undefined);
-    }
-  });
+  await maria?.drop(leased);
+  await pgDropRoles(leased);
 });
 
 const home = () => ({ HOME: tempDir('svcenv-home-') });

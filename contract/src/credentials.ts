@@ -188,6 +188,8 @@ export const lease = z.object({
   endedAt: timestamp.nullable(),
   /** The database's answer to the last failed attempt (credentials removed). */
   lastError: z.string().nullable(),
+  /** Whether the caller may renew and revoke it (D71: its creator, or write permission on the environment). */
+  mayRevoke: z.boolean(),
 });
 export const listLeasesResponse = z.object({ leases: z.array(lease) });
 export const listLeasesQuery = z.strictObject({

@@ -42,7 +42,12 @@ describe(`credentials across a kill -9 (D71, D72, ${dialectName})`, () => {
   afterAll(async () => {
     await srv?.stop();
     await store?.drop();
-    await maria?.drop();
+    // The users of this suite's `crash` leases that a failing test may have left, and its admin.
+    const crashed = await mariadbRoot(async (c) => {
+      const [rows] = await c.query("select User from mysql.user where User like 'v\\_dev\\_crash\\_%'");
+      return (rows as { User: string }[]).map((r) => r.User);
+    });
+    await maria?.drop(crashed);
   });
 
   /** One account, project and MariaDB connection on a server armed with `failpoint`. */

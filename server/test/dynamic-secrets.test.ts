@@ -62,19 +62,14 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
   }, 60_000);
 
   afterAll(async () => {
+    // The users this suite's leases made, whatever state a failing test left them in: only those are removed.
+    const { leasedUsernames, pgDropRoles } = await import('./managed-dbs.js');
+    const leased = app ? await leasedUsernames(app.deps.db) : [];
     await app?.stop();
     await receiver?.stop();
-    await maria?.drop();
-    await redis?.drop();
-    // Roles the PostgreSQL leases made (v_<env>_<name>_...) that a failing test may have left.
-    const { pgAdmin } = await import('./managed-dbs.js');
-    await pgAdmin(async (c) => {
-      const { rows } = await c.query("select rolname from pg_roles where rolname like 'v\\_%'");
-      for (const r of rows as { rolname: string }[]) {
-        await c.query(`drop owned by "${r.rolname}"`).catch(() => undefined);
-        await c.query(`drop role if exists "${r.rolname}"`).catch(() => undefined);
-      }
-    });
+    await maria?.drop(leased);
+    await redis?.drop(leased);
+    await pgDropRoles(leased);
   });
 
   const path = (rest: string) => `/v1/projects/${projectId}${rest}`;
@@ -274,7 +269,9 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
       expect(await pgCanLogin(user, password)).toBe(true);
       const listed = await app.request('GET', path('/envs/dev/dynamic/app-db/leases'), { token });
       const leases = listLeasesResponse.parse(listed.body).leases;
-      expect(leases).toEqual([expect.objectContaining({ id: lease.id, username: user, state: 'active' })]);
+      expect(leases).toEqual([
+        expect.objectContaining({ id: lease.id, username: user, state: 'active', mayRevoke: true }),
+      ]);
       expect(listed.text).not.toContain(password);
       const del = await app.request('DELETE', path(`/envs/dev/dynamic/app-db/leases/${lease.id}`), { token });
       expect(del.status, del.text).toBe(204);
@@ -290,6 +287,22 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
         ['lease.create', 'lease.revoke'].every((e) => receiver.received.some((r) => r.body.event === e)),
       );
       expect(JSON.stringify(receiver.received.map((r) => r.raw.toString()))).not.toContain(password);
+    });
+
+    it('eight leases at once, each granting CONNECT on the same database: all made ("tuple concurrently updated" retried)', async () => {
+      const decl = await put('/envs/dev/dynamic/burst', { connection: 'pg', create: PG_CREATE, maxLeases: 20 });
+      expect(decl.status, decl.text).toBe(200);
+      for (let round = 0; round < 2; round++) {
+        const made = await Promise.all(Array.from({ length: 8 }, () => post('/envs/dev/dynamic/burst/leases', {})));
+        for (const res of made) expect(res.status, res.text).toBe(201);
+        const leases = made.map((res) => createdLease.parse(res.body));
+        for (const l of leases) expect(await pgCanLogin(l.username, l.values.BURST_PASSWORD!)).toBe(true);
+        for (const l of leases) {
+          const del = await app.request('DELETE', path(`/envs/dev/dynamic/burst/leases/${l.id}`), { token: owner.jwt });
+          expect(del.status, del.text).toBe(204);
+          expect(await pgRoleExists(l.username)).toBe(false);
+        }
+      }
     });
 
     it('caps a renewal at maxTtlSeconds, refuses past maxLeases (429), a token of another environment (403)', async () => {

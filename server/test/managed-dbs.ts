@@ -2,20 +2,46 @@
  * The machine's own managed databases as the D70-D72 suites use them: PostgreSQL on 127.0.0.1:5432 (trust
  * auth: a role that exists logs in whatever its password, one that was dropped cannot), MariaDB on
  * 127.0.0.1:3306 (real passwords) and Redis on 127.0.0.1:6379 (ACL users with passwords). Each suite makes
- * an admin user of its own (never the machine's root or `default` user) and removes it, and everything its
- * leases made, at the end. A TCP relay stands in for a database that goes away and comes back.
+ * an admin user of its own (never the machine's root or `default` user) and removes it, and the users its
+ * leases made, at the end: only those, named by the suite (leasedUsernames reads them from its store), never
+ * every `v_` user of the machine, which would take those of a suite running at the same time. A TCP relay
+ * stands in for a database that goes away and comes back.
  */
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer, type Server, Socket } from 'node:net';
 import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import type { Database } from '../src/db/schema.js';
 
 export const PG = { host: '127.0.0.1', port: 5432, database: 'test' };
 export const MARIADB = { host: '127.0.0.1', port: 3306 };
 export const REDIS = { host: '127.0.0.1', port: 6379 };
 
 const rand = () => randomBytes(4).toString('hex');
+
+/**
+ * The database users a suite's svcenv store has leases for, ended or not (read before the app stops): what
+ * the suite's clean-up may remove, and nothing else.
+ */
+export async function leasedUsernames(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db.selectFrom('leases').select('username').execute();
+  return rows.map((r) => r.username);
+}
+
+/** Removes these PostgreSQL roles (and what they own) where they still exist; no other role is touched. */
+export async function pgDropRoles(names: Iterable<string>): Promise<void> {
+  const list = [...names];
+  if (list.length === 0) return;
+  await pgAdmin(async (c) => {
+    const { rows } = await c.query('select rolname from pg_roles where rolname = any($1)', [list]);
+    for (const r of rows as { rolname: string }[]) {
+      await c.query(`drop owned by "${r.rolname}"`).catch(() => undefined);
+      await c.query(`drop role if exists "${r.rolname}"`).catch(() => undefined);
+    }
+  });
+}
 
 /** Whether `user` can log in to the machine's PostgreSQL (trust auth: whether the role exists and may log in). */
 export async function pgCanLogin(user: string, password: string): Promise<boolean> {
@@ -74,8 +100,15 @@ export async function mariadbUserExists(user: string): Promise<boolean> {
   });
 }
 
-/** A MariaDB admin of the suite's own, with what its leases' and rotations' statements need. */
-export async function mariadbAdmin(): Promise<{ username: string; password: string; drop(): Promise<void> }> {
+/**
+ * A MariaDB admin of the suite's own, with what its leases' and rotations' statements need. `drop` removes it,
+ * the users named after it (the suite's rotations), and the `leased` users the suite names.
+ */
+export async function mariadbAdmin(): Promise<{
+  username: string;
+  password: string;
+  drop(leased?: Iterable<string>): Promise<void>;
+}> {
   const username = `svcenv_t_${rand()}`;
   const password = `pw${randomBytes(12).toString('hex')}`;
   await mariadbRoot(async (c) => {
@@ -85,19 +118,24 @@ export async function mariadbAdmin(): Promise<{ username: string; password: stri
   return {
     username,
     password,
-    drop: () =>
+    drop: (leased: Iterable<string> = []) =>
       mariadbRoot(async (c) => {
-        // Every user this suite's leases or rotations made carries the v_ prefix or the suite's name.
-        const [rows] = await c.query("select User, Host from mysql.user where User like 'v\\_%' or User like ?", [
-          `${username}%`,
-        ]);
+        const named = [...leased];
+        const [rows] = await c.query(
+          `select User, Host from mysql.user where User like ?${named.length ? ' or User in (?)' : ''}`,
+          named.length ? [`${username}%`, named] : [`${username}%`],
+        );
         for (const r of rows as { User: string; Host: string }[]) await c.query(`DROP USER '${r.User}'@'${r.Host}'`);
       }),
   };
 }
 
-/** A Redis ACL admin of the suite's own (never the `default` user). */
-export async function redisAdmin(): Promise<{ username: string; password: string; drop(): Promise<void> }> {
+/** A Redis ACL admin of the suite's own (never the `default` user); `drop` removes it and the `leased` users. */
+export async function redisAdmin(): Promise<{
+  username: string;
+  password: string;
+  drop(leased?: Iterable<string>): Promise<void>;
+}> {
   const username = `svcenv_t_${rand()}`;
   const password = `pw${randomBytes(12).toString('hex')}`;
   const r = new Redis({ ...REDIS, lazyConnect: true });
@@ -107,11 +145,12 @@ export async function redisAdmin(): Promise<{ username: string; password: string
   return {
     username,
     password,
-    async drop() {
+    async drop(leased: Iterable<string> = []) {
+      const mine = new Set([username, ...leased]);
       const c = new Redis({ ...REDIS, lazyConnect: true });
       await c.connect();
       const users = (await c.call('ACL', 'USERS')) as string[];
-      for (const u of users) if (u === username || u.startsWith('v_')) await c.call('ACL', 'DELUSER', u);
+      for (const u of users) if (mine.has(u)) await c.call('ACL', 'DELUSER', u);
       await c.quit();
     },
   };

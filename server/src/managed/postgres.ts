@@ -28,6 +28,21 @@ import { type Engine, ManagedDbError, type ManagedTarget, type Statement, type S
 /** How much longer the client waits than the server's statement_timeout, so the server's cancel comes first. */
 const CLIENT_GRACE_MS = 250;
 
+/**
+ * How many times a create runs again after PostgreSQL refused it with "tuple concurrently updated" (XX000):
+ * two grants at once that rewrite the same catalog row (`GRANT CONNECT ON DATABASE`, the database's ACL),
+ * where the second fails instead of waiting. The whole transaction was rolled back, so nothing is left
+ * behind, and running it again is safe; a short random pause first lets the other one commit.
+ */
+const CONCURRENT_UPDATE_RETRIES = 5;
+
+/** PostgreSQL's "tuple concurrently updated": a catalog row another transaction changed meanwhile. */
+const isConcurrentUpdate = (e: unknown): boolean =>
+  e instanceof pg.DatabaseError && e.code === 'XX000' && /tuple concurrently updated/i.test(e.message);
+
+/** A statement refused only because another transaction changed the same catalog row: worth running again. */
+class ConcurrentUpdateError extends ManagedDbError {}
+
 const { escapeIdentifier, escapeLiteral } = pg;
 
 const pbkdf2Async = promisify(pbkdf2);
@@ -111,7 +126,8 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
         return await client.query(text, values);
       } catch (e) {
         if (!(e instanceof pg.DatabaseError)) broken();
-        throw pgFailure(e, 'statement', label, ctx, where);
+        const failure = pgFailure(e, 'statement', label, ctx, where);
+        throw isConcurrentUpdate(e) ? new ConcurrentUpdateError(failure.failure, failure.message) : failure;
       }
     },
   });
@@ -187,8 +203,14 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
             // A statement of one environment's dynamic secret must not leave its `SET ROLE` or `SET
             // search_path` to the next lease of the connection, maybe another environment's: the session
             // is reset before it goes back to the pool (outside the transaction, where SET LOCAL ended).
-            if (s.dirty && !isBroken) await s.run('DISCARD ALL', 'DISCARD ALL').catch(() => {});
-            client.release(isBroken);
+            // The call's answer does not wait for the reset: the connection goes back to the pool only once
+            // DISCARD ALL is done, and is destroyed instead when it fails.
+            if (s.dirty && !isBroken) {
+              client.query('DISCARD ALL').then(
+                () => client.release(),
+                () => client.release(true),
+              );
+            } else client.release(isBroken);
           }
         },
       );
@@ -197,13 +219,22 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
     }
   }
 
-  /** `work` in one transaction, each statement bounded by the server: committed when it returns, rolled back when it throws. */
-  async function transaction(s: Session, work: () => Promise<void>): Promise<void> {
-    await s.run('BEGIN', 'BEGIN');
+  /**
+   * `work` in one transaction, each statement bounded by the server: committed when it returns, rolled back
+   * when it throws. BEGIN and the bound go in one round trip (a simple query of two statements, no values);
+   * `last`, an engine statement without values, goes with the COMMIT (a failure of it skips the COMMIT, and
+   * the transaction is rolled back as for any other).
+   */
+  async function transaction(
+    s: Session,
+    work: () => Promise<void>,
+    last?: { text: string; label: string },
+  ): Promise<void> {
+    await s.run(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeouts.statementMs))}`, 'BEGIN');
     try {
-      await s.run(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeouts.statementMs))}`, 'SET');
       await work();
-      await s.run('COMMIT', 'COMMIT');
+      if (last) await s.run(`${last.text}; COMMIT`, last.label);
+      else await s.run('COMMIT', 'COMMIT');
     } catch (e) {
       // A connection that broke rolls back by itself when it closes (it is destroyed, never reused).
       await s.run('ROLLBACK', 'ROLLBACK').catch(() => {});
@@ -249,17 +280,24 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
     test: (target) => login(target, target.username, target.password),
 
     async createUser(target, create, vars) {
-      // D71: one transaction; any failure rolls it back, so no user is left behind.
+      // D71: one transaction; any failure rolls it back, so no user is left behind. A refusal only because
+      // another create changed the same catalog row meanwhile runs the whole transaction again, a few times.
+      const grant = {
+        text: `GRANT ${escapeIdentifier(vars.username)} TO CURRENT_USER`,
+        label: 'granting the new role to the connection user (or COMMIT)',
+      };
       await asAdmin(
         target,
-        (s) =>
-          transaction(s, async () => {
-            await runAll(s, create, vars);
-            await s.run(
-              `GRANT ${escapeIdentifier(vars.username)} TO CURRENT_USER`,
-              'granting the new role to the connection user',
-            );
-          }),
+        async (s) => {
+          for (let attempt = 0; ; attempt++) {
+            try {
+              return await transaction(s, () => runAll(s, create, vars), grant);
+            } catch (e) {
+              if (!(e instanceof ConcurrentUpdateError) || attempt >= CONCURRENT_UPDATE_RETRIES) throw e;
+              await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+            }
+          }
+        },
         [target.password, vars.password],
       );
     },

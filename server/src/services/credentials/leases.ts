@@ -41,7 +41,8 @@ export const revokeBackoffMs = (attempt: number) => Math.min(300_000, 5_000 * 2 
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function presentLease(row: LeaseRow): Lease {
+/** A lease as the API answers it; `mayRevoke` says whether the caller may renew and revoke it (D71). */
+export function presentLease(row: LeaseRow, mayRevoke: boolean): Lease {
   return {
     id: row.id,
     username: row.username,
@@ -51,6 +52,7 @@ export function presentLease(row: LeaseRow): Lease {
     createdBy: row.created_by_name,
     endedAt: row.ended_at,
     lastError: row.last_error,
+    mayRevoke,
   };
 }
 
@@ -71,11 +73,14 @@ export async function createLease(
   // D71: what may pull may lease (a token's D31/D32/D62 limits apply: authentication and authorizeEnv).
   const { access, env } = await authorizeEnv(ctx, { ...input, need: 'read' });
   const { deps } = ctx;
-  const { row: ds, conn } = await findDynamicSecret(deps.db, env.id, input.name);
+  // Two independent reads, at once.
+  const [{ row: ds, conn }, credentialEnd] = await Promise.all([
+    findDynamicSecret(deps.db, env.id, input.name),
+    credentialExpiry(ctx),
+  ]);
   const engine = deps.engines.engine(conn.kind);
   const now = deps.clock.now().getTime();
   let maxEnd = now + ds.max_ttl_seconds * 1000;
-  const credentialEnd = await credentialExpiry(ctx);
   if (credentialEnd !== null) maxEnd = Math.min(maxEnd, credentialEnd);
   const expires = Math.min(now + (input.ttlSeconds ?? ds.default_ttl_seconds) * 1000, maxEnd);
   if (expires - now < 1000) throw validation('ttlSeconds', 'the credential of this request expires too soon to lease');
@@ -223,12 +228,13 @@ export async function listLeases(
   ctx: Ctx,
   input: { projectId: string; env: string; name: string; state?: 'open' | 'all' | undefined },
 ): Promise<Lease[]> {
-  const { env } = await authorizeEnv(ctx, { ...input, need: 'read' });
+  const { access, env } = await authorizeEnv(ctx, { ...input, need: 'read' });
   const { row: ds } = await findDynamicSecret(ctx.deps.db, env.id, input.name);
+  const write = envPermission(access, env) === 'write';
   let q = ctx.deps.db.selectFrom('leases').selectAll().where('dynamic_secret_id', '=', ds.id);
   if (input.state !== 'all') q = q.where('state', 'in', OPEN_STATES);
   const rows = await q.orderBy('created_at', 'desc').limit(200).execute();
-  return rows.map(presentLease);
+  return rows.map((r) => presentLease(r, write || r.created_by === ctx.principal.userId));
 }
 
 export async function renewLease(

@@ -15,7 +15,6 @@ import { useAsync } from '../../hooks.js';
 import { canWrite } from '../../lib/access.js';
 import { duration, isOpen, LEASE_STATE, revokeFailedWords } from '../../lib/credentials.js';
 import { dateTime, relativeTime } from '../../lib/format.js';
-import { useSession } from '../../session.js';
 import { useAction, useToast } from '../../toast.js';
 import { Async, Button, Confirm, Empty, Pill } from '../../ui.js';
 import { DynamicSecretForm } from './DynamicSecretForm.js';
@@ -275,7 +274,6 @@ function DynamicSecretCard({
               env={env}
               secret={d.name}
               leases={list}
-              write={write}
               onChanged={async () => {
                 await Promise.all([leases.reload(), onChanged()]);
               }}
@@ -311,23 +309,20 @@ function LeasesTable({
   env,
   secret,
   leases,
-  write,
   onChanged,
 }: {
   project: Project;
   env: string;
   secret: string;
   leases: Lease[];
-  write: boolean;
   onChanged: () => Promise<void>;
 }) {
-  const { user } = useSession();
   const act = useAction();
   const toast = useToast();
   const [busy, setBusy] = useState<string | null>(null);
-  // D71: the lease's creator or anyone with write may revoke it. A lease answer names its creator (D34's
-  // actor name), so a read-only viewer sees the button on leases made in their own name (D57).
-  const mayRevoke = (l: Lease) => write || l.createdBy === user.name;
+  // D71: the lease's creator or anyone with write may revoke it; the server says which (`mayRevoke`), so a
+  // read-only viewer sees the button on their own leases only, whatever names their tokens carry (D57).
+  const mayRevoke = (l: Lease) => l.mayRevoke;
   return (
     <Table
       class="table-cards leases-table"
