@@ -3,6 +3,7 @@ import { claimTaskLease } from '../../jobs/task-lease.js';
 import { recordChange } from '../core/changes.js';
 import type { Deps } from '../core/deps.js';
 import { systemActor } from '../core/principal.js';
+import { endMembershipGrants } from '../workspace/team.js';
 
 /**
  * D73: the access-expiry job. The authorization already refuses an expired grant at once
@@ -151,25 +152,7 @@ async function expireWorkspaceRoles(deps: Deps, now: string): Promise<number> {
           .where('expires_at', '=', g.expires_at)
           .executeTakeFirst();
         if (Number(res.numDeletedRows) === 0) return;
-        const projectIds = trx.selectFrom('projects').select('id').where('workspace_id', '=', g.workspace_id);
-        await trx
-          .deleteFrom('env_permissions')
-          .where('user_id', '=', g.user_id)
-          .where('project_id', 'in', projectIds)
-          .execute();
-        await trx
-          .deleteFrom('project_members')
-          .where('user_id', '=', g.user_id)
-          .where('project_id', 'in', projectIds)
-          .execute();
-        // D32: their tokens lose all access for good, as on removal.
-        await trx
-          .updateTable('access_tokens')
-          .set({ revoked_at: deps.clock.now().toISOString() })
-          .where('workspace_id', '=', g.workspace_id)
-          .where('created_by', '=', g.user_id)
-          .where('revoked_at', 'is', null)
-          .execute();
+        await endMembershipGrants(trx, g.workspace_id, g.user_id, deps.clock.now());
       }
       n++;
       await recordChange(trx, ctx, {

@@ -415,29 +415,30 @@ export async function removeMember(ctx: Ctx, input: { userId: string }): Promise
       .where('user_id', '=', userId)
       .executeTakeFirst();
     if (Number(removed.numDeletedRows) === 0) throw notFound('member');
-    const projectIds = trx.selectFrom('projects').select('id').where('workspace_id', '=', principal.workspaceId);
-    await trx
-      .deleteFrom('env_permissions')
-      .where('user_id', '=', userId)
-      .where('project_id', 'in', projectIds)
-      .execute();
-    await trx
-      .deleteFrom('project_members')
-      .where('user_id', '=', userId)
-      .where('project_id', 'in', projectIds)
-      .execute();
-    // D32: their tokens lose all access, for good: revoked, so that adding the person back later does not
-    // bring back credentials that were handed out before (in CI systems, on other machines).
-    const revoked = await trx
-      .updateTable('access_tokens')
-      .set({ revoked_at: deps.clock.now().toISOString() })
-      .where('workspace_id', '=', principal.workspaceId)
-      .where('created_by', '=', userId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+    const revoked = await endMembershipGrants(trx, principal.workspaceId, userId, deps.clock.now());
     await recordChange(trx, ctx, {
       action: 'member.remove',
-      detail: { userId, tokensRevoked: Number(revoked.numUpdatedRows) },
+      detail: { userId, tokensRevoked: revoked },
     });
   });
+}
+
+/**
+ * What ends with a workspace membership (a removal, or D73's temporary membership running out, services/
+ * access/expiry.ts): the person's project roles and per-environment permissions in the workspace, and their
+ * tokens, revoked for good (D32) so that adding the person back later does not bring back credentials handed
+ * out before (in CI systems, on other machines). Returns how many tokens were revoked.
+ */
+export async function endMembershipGrants(trx: Db, workspaceId: string, userId: string, now: Date): Promise<number> {
+  const projectIds = trx.selectFrom('projects').select('id').where('workspace_id', '=', workspaceId);
+  await trx.deleteFrom('env_permissions').where('user_id', '=', userId).where('project_id', 'in', projectIds).execute();
+  await trx.deleteFrom('project_members').where('user_id', '=', userId).where('project_id', 'in', projectIds).execute();
+  const revoked = await trx
+    .updateTable('access_tokens')
+    .set({ revoked_at: now.toISOString() })
+    .where('workspace_id', '=', workspaceId)
+    .where('created_by', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(revoked.numUpdatedRows);
 }
