@@ -227,13 +227,16 @@ export async function approveAccessRequest(
       .where('project_id', '=', access.project.id)
       .where('user_id', '=', row.requester_id)
       .executeTakeFirst();
-    const owner = await trx
+    const membership = await trx
       .selectFrom('workspace_members')
       .select(['ws_role', 'expires_at'])
       .where('workspace_id', '=', ctx.principal.workspaceId)
       .where('user_id', '=', row.requester_id)
       .executeTakeFirst();
-    if (!owner) throw new AppError('CONFLICT', `${row.requester_name} is no longer a member of the workspace`);
+    // D73: a temporary membership that ran out counts as none, as everywhere.
+    if (!membership || !liveWsRole(membership.ws_role, membership.expires_at, now)) {
+      throw new AppError('CONFLICT', `${row.requester_name} is no longer a member of the workspace`);
+    }
     if (!member || !grantLive(member.expires_at, now)) {
       throw new AppError('CONFLICT', `${row.requester_name} is no longer a member of this project`);
     }
