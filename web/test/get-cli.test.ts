@@ -92,7 +92,12 @@ describe.skipIf(!chromiumAvailable())('getting the CLI', () => {
   });
 
   it("the token dialog's setup line names the project by its slug, not its id", async () => {
-    const p = await createProject(server, owner.jwt, { name: 'Billing API', envs: ['dev', 'prod'] });
+    // A name of its own on each try, so that a retry does not meet the first try's project (409).
+    const p = await createProject(server, owner.jwt, {
+      name: `Billing API ${Math.random().toString(36).slice(2, 6)}`,
+      envs: ['dev', 'prod'],
+    });
+    expect(p.slug).toMatch(/^billing-api-/);
     const tab = await openTab(browser, server.url, 1280);
     await signIn(tab, server.url, owner.jwt);
     const { page, problems } = tab;
@@ -105,10 +110,11 @@ describe.skipIf(!chromiumAvailable())('getting the CLI', () => {
     const snippet = page.getByTestId('cli-snippet');
     await snippet.waitFor();
     const text = (await snippet.locator('pre').textContent()) ?? '';
-    expect(text).toContain('svcenv setup --project billing-api --env ');
+    expect(text).toContain(`svcenv setup --project ${p.slug} --env `);
     expect(text).toContain('svcenv pull');
     expect(text).not.toContain(p.id);
-    expect(await snippet.textContent()).toContain('Get the CLI');
+    // The builds arrive by their own request after the dialog opens: wait for them, do not race them.
+    await snippet.getByText('Get the CLI (').waitFor();
     await screenshot(page, 'get-cli-token-dialog-1280');
     expect(problems).toEqual([]);
     await tab.context.close();
