@@ -207,6 +207,27 @@ describe(`personal overrides (${dialectName})`, () => {
     expect(vars.body.vars.map((v) => v.key)).toEqual(['A']);
   });
 
+  it("compares environments as the owner's pulls give them, overrides included; others see the shared diff", async () => {
+    const { owner, p, member } = await team();
+    await upsert(app, owner, p.id, ['dev', 'staging'], [{ key: 'PORT', value: '5432', type: 'plain' }]);
+    await upsert(app, owner, p.id, ['staging'], [{ key: 'DB', value: '${dev.PORT}', type: 'plain' }]);
+    await upsert(app, owner, p.id, ['dev'], [{ key: 'DB', value: '5432', type: 'plain' }]);
+    const diff = (jwt: string) =>
+      app.call(ops.diffEnvs, { params: { id: p.id }, query: { env: ['dev', 'staging'] } }, jwt);
+    const before = (await diff(member.jwt)).body;
+    expect(before).toMatchObject({ different: [], sameByReference: ['DB'] });
+    const put = await app.request('PUT', `/v1/projects/${p.id}/envs/dev/overrides/PORT`, {
+      token: member.jwt,
+      body: { value: '6543' },
+    });
+    expect(put.status).toBe(200);
+    // D75, ADR 0031: dev's PORT is the member's own value for them, so PORT differs for the member only;
+    // staging's ${dev.PORT} still reads the shared value (a reference from another environment), so DB stays
+    // the same by reference.
+    expect((await diff(member.jwt)).body).toMatchObject({ different: ['PORT'], sameByReference: ['DB'] });
+    expect((await diff(owner)).body).toMatchObject({ different: [], sameByReference: ['DB'] });
+  });
+
   it('refuses protected environments, read-only people and references to environments the owner cannot read', async () => {
     const { owner, p, member } = await team();
     await upsert(app, owner, p.id, ['staging'], [{ key: 'S', value: 'staging-secret', type: 'secret' }]);

@@ -97,7 +97,8 @@ export async function listVars(
  * Two environments compared as a pull of each gives them (ADR 0026): a key is `different` when the values its
  * pulls would hand over differ, references resolved for this reader (D49), secrets included; `sameByReference`
  * names the keys whose stored text differs but which resolve to the same value (`${dev.DB_HOST}` beside
- * `db2.internal`). A value that cannot resolve equals only the same stored text failing the same way. Needs
+ * `db2.internal`). The reader's own overrides (D75) take part, as in their pulls. A value that cannot resolve
+ * equals only the same stored text failing the same way. Needs
  * read on both; the answer says only which keys differ, never a value.
  */
 export async function diffEnvs(
@@ -111,12 +112,18 @@ export async function diffEnvs(
     need: 'read',
   });
   const [envA, envB] = envs as [EnvFull, EnvFull];
-  const [va, vb] = [await decryptEnvValues(deps, access, envA), await decryptEnvValues(deps, access, envB)];
-  // Each side's references into the other read the values already decrypted here (still authorized per reader).
+  const [sharedA, sharedB] = [await decryptEnvValues(deps, access, envA), await decryptEnvValues(deps, access, envB)];
+  // Each side's references into the other read the shared values already decrypted here (still authorized per
+  // reader): a reference from another environment reads the shared value (ADR 0031), as the pull does.
   const overlays = new Map([
-    [envA.id, { vars: va }],
-    [envB.id, { vars: vb }],
+    [envA.id, { vars: sharedA }],
+    [envB.id, { vars: sharedB }],
   ]);
+  // D75: each side as this person's pull of it gives it, their own overrides applied (ADR 0031).
+  const [va, vb] = [
+    overlay(sharedA, await ownOverrides(ctx, access, envA))?.vars ?? sharedA,
+    overlay(sharedB, await ownOverrides(ctx, access, envB))?.vars ?? sharedB,
+  ];
   const [ra, rb] = [
     (await resolveForReader(ctx, { access, env: envA, vars: va }, false, { overlays })).resolved,
     (await resolveForReader(ctx, { access, env: envB, vars: vb }, false, { overlays })).resolved,
