@@ -52,7 +52,10 @@ describe.skipIf(!chromiumAvailable())('multi-line values in the Add row', () => 
 
   for (const width of [1280, 390]) {
     it(`keeps a pasted PEM's lines, and Shift+Enter starts one (${width} px)`, async () => {
-      const p = await createProject(server, owner.jwt, { name: `certs-${width}`, envs: ['dev'] });
+      const p = await createProject(server, owner.jwt, {
+        name: `certs-${width}-${Date.now().toString(36)}`,
+        envs: ['dev'],
+      });
       const tab = await openTab(browser, server.url, width);
       await signIn(tab, server.url, owner.jwt);
       const { page, problems } = tab;
@@ -90,6 +93,9 @@ describe.skipIf(!chromiumAvailable())('multi-line values in the Add row', () => 
       await expect
         .poll(async () => (await serverVars(p.id)).get('GREETING')?.value)
         .toBe('line one\nline two\nline three');
+      // As a person would: the next key once the form has emptied itself and is one line again.
+      await expect.poll(() => page.getByLabel('New key').inputValue()).toBe('');
+      await expect.poll(() => tagOf(page)).toBe('input');
 
       // One line: Enter adds, as before.
       await page.getByLabel('New key').fill('PORT');

@@ -35,6 +35,15 @@ export function AddVarRow({
     setValue('');
     setConflict(null);
   };
+  /**
+   * After an add answers, empty only the fields that still hold what was sent: a person who already typed
+   * the next key while the request was in flight keeps what they typed.
+   */
+  const clearSent = (sent: { key: string; value: string }) => {
+    setKey((k) => (k === sent.key ? '' : k));
+    setValue((v) => (v === sent.value ? '' : v));
+    setConflict(null);
+  };
   const add = (overwrite: boolean) =>
     submit(async () => {
       const current = existing(key);
@@ -43,7 +52,7 @@ export function AddVarRow({
         return;
       }
       await onAdd({ key, value, type }, overwrite);
-      clear();
+      clearSent({ key, value });
     });
   return (
     <form class="add-var" aria-label="Add a variable" onSubmit={add(false)}>
