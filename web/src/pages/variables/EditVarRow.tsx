@@ -20,6 +20,7 @@ export function EditVarRow({
   v,
   plaintext,
   initial,
+  note,
   onSave,
   onCancel,
 }: {
@@ -27,6 +28,8 @@ export function EditVarRow({
   plaintext: string | null;
   /** The value to start from instead of the current one: what was typed into "Add" for an existing key. */
   initial?: string;
+  /** A sentence above the field (D75: an overridden row edits the team's value, not the one shown). */
+  note?: string;
   onSave: (body: UpdateVarBody) => Promise<void>;
   onCancel: () => void;
 }) {
@@ -54,12 +57,19 @@ export function EditVarRow({
       </td>
       <td colSpan={4}>
         <form class="edit-var" onSubmit={save} onKeyDown={(e) => e.key === 'Escape' && onCancel()}>
+          {note && (
+            <p class="note" data-testid="edit-team-note">
+              {note}
+            </p>
+          )}
           <RefField
             multiline
             class="input mono"
             aria-label={`Value of ${v.key}`}
             rows={Math.min(6, Math.max(1, value.split('\n').length))}
-            placeholder={plaintext === null ? 'Enter a new value (the current one is hidden)' : ''}
+            placeholder={
+              plaintext === null ? `Enter a new ${note ? "team's " : ''}value (the current one is hidden)` : ''
+            }
             value={value}
             onValue={setValue}
             onKeyDown={(e: KeyboardEvent) => {

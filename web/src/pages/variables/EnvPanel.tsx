@@ -3,7 +3,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { updateVar, upsertVars } from '../../api/variables.js';
 import { RefScope, useRefScope } from '../../components/RefField.js';
 import { useSaveValidated } from '../../components/Unresolved.js';
-import { canWrite, readOnlyNote, writesNeedApproval } from '../../lib/access.js';
+import { canRead, canWrite, readOnlyNote, writesNeedApproval } from '../../lib/access.js';
 import { isMasked } from '../../lib/mask.js';
 import { useAction, useToast } from '../../toast.js';
 import { Button, Empty, ErrorBanner, Spinner } from '../../ui.js';
@@ -12,7 +12,9 @@ import { AddVarRow } from './AddVarRow.js';
 import { BulkBar } from './BulkBar.js';
 import { EnvSettings, EnvToolbar } from './EnvToolbar.js';
 import { ListControls, PAGE_SIZE, Pager, type SortOrder, selectVars, type TypeFilter } from './ListControls.js';
+import { MyOverrides, MyValuesNeedWrite } from './MyOverrides.js';
 import { useProtectedConfirm } from './protected-confirm.js';
+import { usePersonalValues } from './usePersonalValues.js';
 import { useVarListing } from './useVarListing.js';
 import { type VarDialog, VarDialogs } from './VarDialogs.js';
 import { VarsTable } from './VarsTable.js';
@@ -53,6 +55,8 @@ export function EnvPanel({
   const { vars, loadError, load } = listing;
   // With approval required and no direct write (D47), every edit below joins a change request instead.
   const changeSet = usePendingChanges(project, env, listing);
+  // D75: the viewer's own values; they never need approval (the team's value is not changed).
+  const personal = usePersonalValues(project, env, load);
   const { pending } = changeSet;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [editing, setEditing] = useState<{ key: string; initial?: string } | null>(null);
@@ -87,8 +91,19 @@ export function EnvPanel({
     clearFilters();
     const all = selectVars(vars ?? [], { query: '', type: 'all', order, shown: listing.shown, visible });
     setPage(Math.max(0, Math.floor(all.findIndex((v) => v.key === key) / PAGE_SIZE)));
+    personal.open(null);
     setEditing(initial === undefined ? { key } : { key, initial });
   };
+  /** Opens the editor of the viewer's own value of a key, the same way. */
+  const editMine = (key: string) => {
+    clearFilters();
+    const all = selectVars(vars ?? [], { query: '', type: 'all', order, shown: listing.shown, visible });
+    setPage(Math.max(0, Math.floor(all.findIndex((v) => v.key === key) / PAGE_SIZE)));
+    setEditing(null);
+    personal.open(key);
+  };
+  // Opening one's own value from a row or from "My overrides" brings its row into view first.
+  const mine = { ...personal, open: (key: string | null) => (key === null ? personal.open(null) : editMine(key)) };
   const copyText = async (key: string, text: string) => {
     await navigator.clipboard.writeText(text);
     toast(`${key} copied`);
@@ -125,6 +140,10 @@ export function EnvPanel({
         <p class="note" data-testid="read-only-note">
           {readOnlyNote(env.name)}
         </p>
+      )}
+      {/* D75 needs write, and is not offered in protected environments at all (ADR 0031). */}
+      {!writable && !loadError && !env.protected && canRead(project, env.name) && (
+        <MyValuesNeedWrite project={project} env={env} />
       )}
       <PendingBar project={project} env={env} state={changeSet} listing={listing} />
       {writable && (
@@ -206,7 +225,10 @@ export function EnvPanel({
               onSelected={setSelected}
               selectable={matching}
               editing={editing}
-              onEditing={(key) => setEditing(key === null ? null : { key })}
+              onEditing={(key) => {
+                if (key !== null) personal.open(null);
+                setEditing(key === null ? null : { key });
+              }}
               onCopy={(v) =>
                 act(async () => {
                   const value = listing.shown(v).value;
@@ -238,6 +260,8 @@ export function EnvPanel({
               }
               onHistory={(key) => setDialog({ kind: 'history', key })}
               onDelete={(key) => setDialog({ kind: 'delete', key })}
+              personal={mine}
+              env={env.name}
             />
           )}
           <Pager page={Math.min(page, pages - 1)} pages={pages} onPage={setPage} />
@@ -251,6 +275,7 @@ export function EnvPanel({
           )}
         </>
       )}
+      {!loadError && vars && <MyOverrides env={env} personal={mine} keys={keys} />}
       <PendingCtx.Provider value={pending}>
         <VarDialogs
           dialog={dialog}

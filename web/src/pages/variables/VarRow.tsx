@@ -19,6 +19,14 @@ export interface VarRowActions {
   onDelete: () => void;
 }
 
+/** D75: the viewer's own value of the key, offered where they may set one (write, unprotected environment). */
+export interface MyValueActions {
+  /** Opens the row's editor of the viewer's own value ("Set my value", or "Edit my value" when overridden). */
+  onOpen: () => void;
+  /** Back to the team's value. */
+  onRemove: () => void;
+}
+
 /** One variable: its key and expiry, its value (masked, revealed, resolved), its type and actions. */
 export function VarRow({
   v,
@@ -30,6 +38,7 @@ export function VarRow({
   canWrite,
   keys,
   actions,
+  mine,
 }: {
   v: Variable;
   /** The row's value source: the plaintext entry when revealed. */
@@ -43,6 +52,7 @@ export function VarRow({
   /** Every key of the environment, to tell a reference to a missing key (it resolves to empty, D25). */
   keys: ReadonlySet<string>;
   actions: VarRowActions;
+  mine?: MyValueActions | undefined;
 }) {
   const masked = isMasked(shown.value);
   // A masked secret can be copied only by revealing it, which needs write (ADR 0006); an unreadable one not at all.
@@ -61,12 +71,11 @@ export function VarRow({
         {v.overridden && (
           // D75: the value shown is the viewer's own override; nobody else sees it.
           <span
-            class="muted"
-            title="Your personal override: only you see this value"
+            class="pill pill-info mine-pill"
+            title="Your personal value: only you see it; the team's value is unchanged"
             data-testid={`overridden-${v.key}`}
           >
-            {' '}
-            (personal)
+            my value
           </span>
         )}
       </td>
@@ -106,6 +115,24 @@ export function VarRow({
         <Resolved v={shown} />
         <MissingRefs v={v} shown={shown} keys={keys} />
         {!v.valueError && !masked && <RefTargets value={shown.value} testId={`targets-${v.key}`} />}
+        {v.overridden && mine && (
+          <div class="my-value-line" data-testid={`mine-${v.key}`}>
+            <span>Your own value: only you see it; the team's is unchanged.</span>{' '}
+            <span class="my-value-links">
+              <button type="button" class="linklike" onClick={mine.onOpen} aria-label={`Edit my value of ${v.key}`}>
+                Edit my value
+              </button>
+              <button
+                type="button"
+                class="linklike danger-text"
+                onClick={mine.onRemove}
+                aria-label={`Remove my value of ${v.key}`}
+              >
+                Remove my value
+              </button>
+            </span>
+          </div>
+        )}
       </td>
       <td class="col-type">
         {canWrite ? (
@@ -120,6 +147,17 @@ export function VarRow({
           {canWrite && (
             <Button size="sm" variant="ghost" onClick={actions.onEdit} aria-label={`Edit ${v.key}`}>
               Edit
+            </Button>
+          )}
+          {mine && !v.overridden && (
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={mine.onOpen}
+              aria-label={`Set my value of ${v.key}`}
+              title="Your own value of this key: only you see it, the team's value is unchanged"
+            >
+              Set my value
             </Button>
           )}
           <Button size="sm" variant="ghost" onClick={actions.onHistory} aria-label={`History of ${v.key}`}>

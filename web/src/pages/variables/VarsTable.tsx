@@ -2,6 +2,8 @@ import type { Variable } from '@svcenv/contract';
 import type { UpdateVarBody } from '../../api/variables.js';
 import { toggled } from '../../lib/sets.js';
 import { EditVarRow } from './EditVarRow.js';
+import { MyValueRow } from './MyValueRow.js';
+import type { PersonalValues } from './usePersonalValues.js';
 import type { VarListing } from './useVarListing.js';
 import { VarRow } from './VarRow.js';
 
@@ -21,6 +23,8 @@ export function VarsTable({
   onToggleType,
   onHistory,
   onDelete,
+  personal,
+  env,
 }: {
   /** The rows to show (one page of the filtered, sorted listing). */
   vars: Variable[];
@@ -41,7 +45,11 @@ export function VarsTable({
   onToggleType: (v: Variable) => void;
   onHistory: (key: string) => void;
   onDelete: (key: string) => void;
+  /** D75: the viewer's own values; set, edited and removed only where `available`. */
+  personal: PersonalValues;
+  env: string;
 }) {
+  const mine = personal.available ? personal : null;
   const allSelected = selectable.length > 0 && selectable.every((v) => selected.has(v.key));
   return (
     // Scrolls on its own (bounded height) so that its header stays in view however long the page is.
@@ -72,11 +80,32 @@ export function VarsTable({
         </thead>
         <tbody>
           {vars.map((v) =>
-            editing?.key === v.key ? (
+            mine && mine.editing === v.key ? (
+              <MyValueRow
+                key={v.key}
+                v={v}
+                env={env}
+                existing={!!v.overridden}
+                shared={
+                  v.overridden ? null : (listing.plain?.get(v.key)?.value ?? (v.type === 'plain' ? v.value : null))
+                }
+                current={mine.current}
+                onCancel={() => mine.open(null)}
+                onSave={(value) => mine.save(v.key, value)}
+              />
+            ) : editing?.key === v.key ? (
               <EditVarRow
                 key={v.key}
                 v={v}
-                plaintext={listing.plain?.get(v.key)?.value ?? (v.type === 'plain' ? v.value : null)}
+                // D75: an overridden row shows the viewer's own value, never the team's: that one is not known here.
+                plaintext={
+                  v.overridden ? null : (listing.plain?.get(v.key)?.value ?? (v.type === 'plain' ? v.value : null))
+                }
+                {...(v.overridden
+                  ? {
+                      note: "You see your own value in this row: this edits the team's value, which stays hidden here.",
+                    }
+                  : {})}
                 {...(editing.initial !== undefined ? { initial: editing.initial } : {})}
                 onCancel={() => onEditing(null)}
                 onSave={(body) => onSave(v.key, body)}
@@ -92,6 +121,7 @@ export function VarsTable({
                 revealForbidden={listing.forbiddenReveal}
                 canWrite={canWrite}
                 keys={keys}
+                mine={mine ? { onOpen: () => mine.open(v.key), onRemove: () => mine.remove(v.key) } : undefined}
                 actions={{
                   onSelect: () => onSelected(toggled(selected, v.key)),
                   onReveal: () => listing.reveal(v.key),
