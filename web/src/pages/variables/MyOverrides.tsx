@@ -34,7 +34,7 @@ export function MyOverrides({
       <section class="my-overrides my-overrides-quiet" aria-label="My overrides" data-testid="my-overrides">
         <p class="note" data-testid="overrides-unavailable">
           {env.protected
-            ? `Personal values are not available in protected environments: your ${countWords(list.length)} in ${env.name} ${list.length === 1 ? 'is' : 'are'} not applied.`
+            ? `Personal values are not available in protected environments: your ${valuesOf(list)} in ${env.name} ${list.length === 1 ? 'is' : 'are'} not applied.`
             : `Your own ${list.length === 1 ? 'value' : 'values'} in ${env.name}, set while you had write: only you see ${list.length === 1 ? 'it' : 'them'}.`}
         </p>
         <OverrideList
@@ -66,8 +66,12 @@ export function MyOverrides({
   );
 }
 
-function countWords(n: number) {
-  return n === 1 ? 'personal value' : `${n} personal values`;
+/** "value of A", "values of A and B", "4 values" (names while they are few). */
+function valuesOf(list: Override[]) {
+  const keys = list.map((o) => o.key);
+  if (keys.length === 1) return `value of ${keys[0]}`;
+  if (keys.length <= 3) return `values of ${keys.slice(0, -1).join(', ')} and ${keys.at(-1)}`;
+  return `${keys.length} values`;
 }
 
 function OverrideList({
@@ -139,7 +143,7 @@ export function MyValuesNeedWrite({ project, env }: { project: Project; env: Env
   return (
     <div class="my-values-need-write" data-testid="overrides-need-write">
       <p class="note">
-        Your own value of a key (only you see it, the team's value stays) needs write access to {env.name}.
+        Setting your own value of a key (only you see it; the team's value stays) needs write access to {env.name}.
       </p>
       <RequestAccessPanel project={project} envs={[env.name]} />
     </div>

@@ -144,7 +144,8 @@ function MyValueError({ error }: { error: unknown }) {
         <ul class="bullets">
           {items.map((u) => (
             <li key={`${u.env}/${u.key}/${u.code}`}>
-              <span data-code={u.code}>{codeTitle(u.code)}</span>: {quoted(u.message)}
+              <span data-code={u.code}>{codeTitle(u.code)}</span>:{' '}
+              {quoted(u.message.startsWith(`${u.key}: `) ? u.message.slice(u.key.length + 2) : u.message)}
             </li>
           ))}
         </ul>

@@ -117,7 +117,7 @@ export function VarRow({
         {!v.valueError && !masked && <RefTargets value={shown.value} testId={`targets-${v.key}`} />}
         {v.overridden && mine && (
           <div class="my-value-line" data-testid={`mine-${v.key}`}>
-            <span>Your own value: only you see it; the team's is unchanged.</span>{' '}
+            <span>Only you see this value.</span>{' '}
             <span class="my-value-links">
               <button type="button" class="linklike" onClick={mine.onOpen} aria-label={`Edit my value of ${v.key}`}>
                 Edit my value
