@@ -129,6 +129,7 @@ describe.skipIf(!chromiumAvailable())('the dashboard offers only what the user m
       // The link was to prod: one card that says so, its request form filled in, and no error beside it.
       await expectNoAccessCard(page, 'prod');
       expect(await page.getByRole('button', { name: 'Request access' }).count()).toBe(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(width);
       await screenshot(page, `access-no-access-prod-${width}`);
       await expectNone(page, [...ADMIN_CONTROLS, ...OWNER_CONTROLS], 'for a Developer');
       // dev: write, so its controls are there.
