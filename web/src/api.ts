@@ -103,6 +103,20 @@ function buildUrl(path: string, query?: Query): string {
   return `${path}${s ? `?${s}` : ''}`;
 }
 
+/** Told of every 403 with the request's path: the page that showed a control may learn its access changed. */
+const refusedListeners = new Set<(path: string, error: ApiError) => void>();
+
+/**
+ * Calls `listener` with the path of each request the server refuses with 403 (an access that changed since
+ * the page loaded: a grant ended, a permission was lowered). Returns the unsubscribe.
+ */
+export function onRefused(listener: (path: string, error: ApiError) => void): () => void {
+  refusedListeners.add(listener);
+  return () => {
+    refusedListeners.delete(listener);
+  };
+}
+
 async function send(endpoint: Endpoint, input: CallInput<Endpoint> = {}): Promise<Response> {
   const headers: Record<string, string> = { ...input.headers, ...(input.auth !== false ? CSRF : {}) };
   // A POST without input still sends `{}` (the server's empty-body schemas take either).
@@ -130,6 +144,10 @@ async function send(endpoint: Endpoint, input: CallInput<Endpoint> = {}): Promis
   // A session that expired or was ended elsewhere (password change, D9): back to the login screen. A 401 can
   // also be a wrong two-factor code (D12), so the session itself is asked before it is dropped.
   if (res.status === 401 && input.auth !== false && jwt) void checkSession(jwt);
+  if (res.status === 403) {
+    const path = expandPath(endpoint, input.params ?? {});
+    for (const l of refusedListeners) l(path, err);
+  }
   throw err;
 }
 

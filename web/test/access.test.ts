@@ -1,7 +1,8 @@
 /**
  * The dashboard shows only what the user may do (D57): a Developer with read on staging and none on prod is
- * never offered a control the server would refuse, at desktop and phone widths; an Admin is offered the
- * project's controls; a refusal says why without a useless "Retry"; and the free plan's limits name their
+ * never offered a control the server would refuse, at desktop and phone widths; an environment they cannot
+ * open (a link to it, or access withdrawn while the page was open) is one card with the request form filled in
+ * (D74), not an error; an Admin is offered the project's controls; and the free plan's limits name their
  * remedy (D15). Debian's chromium against the real server; screenshots go to test-artifacts/.
  */
 import { project as projectSchema, sessionResponse, switchWorkspaceResponse } from '@svcenv/contract';
@@ -125,6 +126,11 @@ describe.skipIf(!chromiumAvailable())('the dashboard offers only what the user m
       await page.getByTestId('value-API_URL').waitFor();
       expect(await page.getByRole('tab', { name: /prod/ }).count()).toBe(0);
       await expect.poll(() => page.getByTestId('hidden-envs').textContent()).toContain('no access to prod');
+      // The link was to prod: one card that says so, its request form filled in, and no error beside it.
+      await expectNoAccessCard(page, 'prod');
+      expect(await page.getByRole('button', { name: 'Request access' }).count()).toBe(0);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(width);
+      await screenshot(page, `access-no-access-prod-${width}`);
       await expectNone(page, [...ADMIN_CONTROLS, ...OWNER_CONTROLS], 'for a Developer');
       // dev: write, so its controls are there.
       expect(await page.getByRole('tab', { name: 'dev', selected: true }).count()).toBe(1);
@@ -165,8 +171,28 @@ describe.skipIf(!chromiumAvailable())('the dashboard offers only what the user m
     });
   }
 
-  it('a refusal shows its message and no Retry: access withdrawn while the page was open', async () => {
-    const { page, context } = await signedIn(devJwt, 1280);
+  /**
+   * Exactly one card "You cannot open <env>" with the request form filled in (the environment, read, 1 hour),
+   * no refusal shown as an error, and the environment not offered as a tab.
+   */
+  async function expectNoAccessCard(page: Page, env: string) {
+    const card = page.getByTestId('no-access');
+    await expect.poll(() => card.count(), { timeout: 5000 }).toBe(1);
+    expect(await card.getByRole('heading').allTextContents()).toEqual([`You cannot open ${env}`]);
+    expect(await page.getByText(`You cannot open ${env}`).count()).toBe(1);
+    const form = card.getByTestId('request-form');
+    expect(await form.getByLabel('Environment').inputValue()).toBe(env);
+    expect(await form.getByLabel('Permission').inputValue()).toBe('read');
+    expect(await form.getByLabel('For').inputValue()).toBe('3600');
+    expect(await form.getByLabel('Reason').inputValue()).toBe('');
+    expect(await form.getByRole('button', { name: 'Send request' }).isDisabled()).toBe(true);
+    await expect.poll(() => page.getByRole('alert').count(), { timeout: 5000 }).toBe(0);
+    expect(await page.getByRole('tab', { name: env, exact: true }).count()).toBe(0);
+    return card;
+  }
+
+  it('access withdrawn while the page was open: one card to ask for it, no error and no Retry', async () => {
+    const { page, context, problems } = await signedIn(devJwt, 1280);
     await page.goto(`/projects/${projectId}?tab=vars&env=dev`);
     await page.getByTestId('value-API_URL').waitFor();
     const revoke = await server.request('PUT', `/v1/projects/${projectId}/members/${devId}/envs/staging`, {
@@ -176,12 +202,32 @@ describe.skipIf(!chromiumAvailable())('the dashboard offers only what the user m
     expect(revoke.status).toBe(200);
     try {
       await page.getByRole('tab', { name: 'staging' }).click();
-      const alert = page.getByRole('alert');
-      await expect.poll(() => alert.textContent()).toContain('read access to environment "staging" is required');
-      expect(await alert.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+      // The refusal re-reads the access: staging is now closed, said once, with the form to ask again.
+      const card = await expectNoAccessCard(page, 'staging');
+      expect(await page.getByRole('button', { name: 'Retry' }).count()).toBe(0);
+      expect(await page.getByTestId('hidden-envs').textContent()).toContain('staging');
       // The page's earlier "read access" note would contradict the refusal.
       expect(await page.getByTestId('read-only-note').count()).toBe(0);
-      await screenshot(page, 'access-forbidden-no-retry');
+      await screenshot(page, 'access-forbidden-card-1280');
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(600);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+      await screenshot(page, 'access-forbidden-card-390');
+      await page.setViewportSize({ width: 1280, height: 860 });
+      // Sent from the card as filled in: the request is read on staging for 1 hour; then withdrawn.
+      await card.getByLabel('Reason').fill('Reading the staging config');
+      await card.getByRole('button', { name: 'Send request' }).click();
+      await card.getByTestId('request-pending').waitFor();
+      const mine = await server.request('GET', `/v1/projects/${projectId}/access-requests`, { token: devJwt });
+      const asked = (
+        mine.body as { accessRequests: { env: string; permission: string; durationSeconds: number; status: string }[] }
+      ).accessRequests;
+      expect(asked.filter((r) => r.status === 'pending')).toEqual([
+        expect.objectContaining({ env: 'staging', permission: 'read', durationSeconds: 3600 }),
+      ]);
+      await card.getByRole('button', { name: 'Withdraw' }).click();
+      await card.getByTestId('request-form').waitFor();
+      expect(problems.filter((p) => !/403/.test(p))).toEqual([]);
     } finally {
       await server.request('PUT', `/v1/projects/${projectId}/members/${devId}/envs/staging`, {
         token: owner.jwt,

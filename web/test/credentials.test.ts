@@ -4,7 +4,9 @@
  * edits it without retyping the password, rotates its root password behind a confirmation; a lease made
  * through the API appears on the Credentials tab and "Revoke" there removes the database user; a revocation
  * the database cannot run shows loudly; "Rotate now" changes a stored password; a Read-only member sees no
- * Connections tab and no revoke button on someone else's lease, but one on their own (D57). Debian's chromium;
+ * Connections tab and no revoke button on someone else's lease, but one on their own, while an Admin has one on
+ * every lease (D57); an Admin's "Who has access" beside the environment shows D76's list, a reader has none.
+ * Debian's chromium;
  * screenshots of every screen at 1280 and 390 px go to test-artifacts/ (and /tmp/shots-web42 when asked).
  */
 import { randomBytes } from 'node:crypto';
@@ -41,6 +43,8 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
   let browser: Browser;
   let owner: Awaited<ReturnType<typeof signupUser>>;
   let reader: { jwt: string; name: string };
+  let admin: { jwt: string; id: string };
+  let dev: { jwt: string; id: string; email: string };
   let projectId: string;
   let maria: Awaited<ReturnType<typeof mariadbAdmin>>;
   let relay: Awaited<ReturnType<typeof startRelay>>;
@@ -73,6 +77,28 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
     });
     expect(added.status, added.text).toBe(200);
     reader = { jwt: sw.body.token, name: 'Rey' };
+    // A project Admin (revokes any lease, lists who has access) and a Developer (none on protected prod).
+    const join = async (name: string, role: 'Admin' | 'Developer') => {
+      const u = await signupUser(server, name);
+      const invited = await server.request('POST', '/v1/workspace/invites', {
+        token: owner.jwt,
+        body: { email: u.email, wsRole: 'Member' },
+      });
+      expect(invited.status).toBe(200);
+      const switched = await server.request('POST', '/v1/auth/switch-workspace', {
+        token: u.jwt,
+        body: { workspaceId: session.body.user.workspaceId },
+        schema: switchWorkspaceResponse,
+      });
+      const member = await server.request('PUT', `/v1/projects/${projectId}/members/${u.user.id}`, {
+        token: owner.jwt,
+        body: { role },
+      });
+      expect(member.status, member.text).toBe(200);
+      return { jwt: switched.body.token, id: u.user.id, email: u.email };
+    };
+    admin = await join('Ada', 'Admin');
+    dev = await join('Dev', 'Developer');
   }, 60_000);
 
   afterAll(async () => {
@@ -355,6 +381,118 @@ describe.skipIf(!chromiumAvailable())('connections, leases and rotations in the 
     } finally {
       await page.context().close();
       await api('DELETE', `/envs/dev/dynamic/app/leases/${others.id}`);
+    }
+  }, 60_000);
+
+  it('lease Revoke buttons: none for a Member with read only, one per open lease for an Admin (D57)', async () => {
+    // Two leases by the Owner: neither is the reader's, and read does not revoke; an Admin writes, so revokes.
+    const made = [
+      createdLease.parse((await api('POST', '/envs/dev/dynamic/app/leases', {})).body),
+      createdLease.parse((await api('POST', '/envs/dev/dynamic/app/leases', {})).body),
+    ];
+    const rows = (page: Page) =>
+      made.map((l) => page.locator(`[data-testid=lease-row][data-username="${l.username}"]`));
+    const revokes = (page: Page) =>
+      page.getByTestId('lease-row').getByRole('button', { name: /^(Retry revoke|Revoke) / });
+    try {
+      const r = await signedIn(reader.jwt, 390);
+      try {
+        await r.page.goto(`/projects/${projectId}?tab=credentials&env=dev`);
+        for (const row of rows(r.page)) await row.waitFor();
+        expect(await revokes(r.page).count()).toBe(0);
+        for (const row of rows(r.page)) {
+          expect(await row.getByTestId('revoke-explained').isVisible()).toBe(true);
+        }
+        await shot(r.page, 'credentials-revoke-hidden-390');
+        expect(r.problems).toEqual([]);
+      } finally {
+        await r.context.close();
+      }
+      const a = await signedIn(admin.jwt, 390);
+      try {
+        await a.page.goto(`/projects/${projectId}?tab=credentials&env=dev`);
+        for (const row of rows(a.page)) await row.waitFor();
+        for (const [i, row] of rows(a.page).entries()) {
+          const button = row.getByRole('button', { name: `Revoke ${made[i]!.username}` });
+          expect(await button.isVisible()).toBe(true);
+        }
+        expect(await revokes(a.page).count()).toBe(await a.page.getByTestId('lease-row').count());
+        expect(await a.page.getByTestId('revoke-explained').count()).toBe(0);
+        await shot(a.page, 'credentials-revoke-shown-390');
+        expect(a.problems).toEqual([]);
+      } finally {
+        await a.context.close();
+      }
+    } finally {
+      for (const l of made) await api('DELETE', `/envs/dev/dynamic/app/leases/${l.id}`);
+    }
+  }, 60_000);
+
+  it('"Who has access" on the Credentials tab: the D76 list for an Admin, nothing for a reader', async () => {
+    // A D74 grant to show: Dev asks read on prod (protected: none for a Developer), the Owner approves.
+    const ask = await api(
+      'POST',
+      '/access-requests',
+      {
+        env: 'prod',
+        permission: 'read',
+        durationSeconds: 3600,
+        reason: 'Checking the leases',
+      },
+      dev.jwt,
+    );
+    expect(ask.status, ask.text).toBe(201);
+    const requestId = (ask.body as { id: string }).id;
+    const approve = await api('POST', `/access-requests/${requestId}/approve`, { durationSeconds: 3600 });
+    expect(approve.status, approve.text).toBe(200);
+
+    for (const width of [1280, 390]) {
+      const a = await signedIn(admin.jwt, width);
+      try {
+        await a.page.goto(`/projects/${projectId}?tab=credentials&env=prod`);
+        const heading = a.page.getByTestId('env-heading');
+        await heading.getByText('Credentials in prod').waitFor();
+        await heading.getByRole('button', { name: 'Who has access' }).click();
+        const dlg = a.page.getByRole('dialog', { name: 'Who has access to prod' });
+        const row = (name: string) => dlg.getByTestId('access-row').filter({ hasText: new RegExp(`^${name}`) });
+        await row('Dev').waitFor();
+        const source = (name: string) => row(name).locator('[data-source]').getAttribute('data-source');
+        expect(await source('Olga')).toBe('owner');
+        expect(await source('Ada')).toBe('role');
+        expect(await source('Rey')).toBe('role');
+        expect(await source('Dev')).toBe('request');
+        expect(await row('Dev').textContent()).toContain(dev.email);
+        expect(await row('Dev').locator('.pill').textContent()).toBe('read');
+        expect(await row('Dev').getByTestId('time-left').textContent()).toMatch(/ends in (60 min|59 min|1 h)/);
+        expect(await row('Ada').textContent()).toContain('standing');
+        expect(await row('Dev').getByRole('link', { name: 'access request' }).getAttribute('href')).toBe(
+          `/access-requests?request=${requestId}`,
+        );
+        await shot(a.page, `credentials-who-has-access-${width}`);
+        if (width === 390) {
+          expect(await a.page.evaluate(() => document.documentElement.scrollWidth)).toBe(390);
+        }
+        expect(a.problems).toEqual([]);
+      } finally {
+        await a.context.close();
+      }
+    }
+
+    // A reader is not offered it, and the page never asks the list (no surprise 403).
+    const r = await signedIn(reader.jwt);
+    try {
+      const asked: string[] = [];
+      r.page.on('request', (q) => {
+        if (/\/envs\/[^/]+\/access(\?|$)/.test(q.url())) asked.push(q.url());
+      });
+      await r.page.goto(`/projects/${projectId}?tab=credentials&env=prod`);
+      await r.page.getByTestId('env-heading').getByText('Credentials in prod').waitFor();
+      await r.page.getByTestId('credentials-read-only').waitFor();
+      expect(await r.page.getByRole('button', { name: 'Who has access' }).count()).toBe(0);
+      expect(asked).toEqual([]);
+      expect(r.problems).toEqual([]);
+    } finally {
+      await r.context.close();
     }
   }, 60_000);
 

@@ -153,16 +153,15 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
     const p = await project('requests');
     const d = await signedIn(dev.jwt);
     await d.page.goto(`/projects/${p.id}?env=prod`);
-    await d.page.getByTestId('no-access').waitFor();
-    const prodRow = d.page.getByTestId('request-access').locator('li[data-env="prod"]');
-    await prodRow.getByRole('button', { name: 'Request access' }).click();
-    const dialog = d.page.getByRole('dialog');
-    await dialog.getByLabel('Permission').selectOption('read');
-    await dialog.getByLabel('For').selectOption(String(86_400));
-    await dialog.getByLabel('Reason').fill('Debugging the checkout outage');
+    // The link was to prod: its card, the form filled in but for the reason and the duration chosen here.
+    const prodCard = d.page.getByTestId('no-access');
+    await prodCard.getByRole('heading', { name: 'You cannot open prod' }).waitFor();
+    expect(await prodCard.getByLabel('Permission').inputValue()).toBe('read');
+    await prodCard.getByLabel('For').selectOption(String(86_400));
+    await prodCard.getByLabel('Reason').fill('Debugging the checkout outage');
     await shots(d.page, 'request-form');
-    await dialog.getByRole('button', { name: 'Send request' }).click();
-    await prodRow.getByTestId('request-pending').waitFor();
+    await prodCard.getByRole('button', { name: 'Send request' }).click();
+    await prodCard.getByTestId('request-pending').waitFor();
     await shots(d.page, 'request-pending');
 
     const a = await signedIn(admin.jwt);

@@ -4,7 +4,7 @@ import { findProjectWorkspace } from '../api/account.js';
 import { switchWorkspace } from '../api/auth.js';
 import { listEnvs } from '../api/envs.js';
 import { deleteProject, getProject, updateProject } from '../api/projects.js';
-import { ApiError, setToken } from '../api.js';
+import { ApiError, onRefused, setToken } from '../api.js';
 import { ModalForm } from '../components/ModalForm.js';
 import { type ProjectDraft, ProjectFields } from '../components/ProjectFields.js';
 import { TextField } from '../components/TextField.js';
@@ -67,6 +67,21 @@ export function ProjectPage({
     id,
     project.data && envs.data ? readableEnvs(project.data, envs.data.envs).map((e) => e.name) : [],
   );
+  // An environment refused while the page was open (a grant ended, a permission lowered): the project's
+  // access is read again, so the environment becomes a closed one with its request card (D74) instead of a
+  // refusal inside the tab. At most once per environment in 10 s, should the server keep refusing one it lists.
+  const reloadProject = project.reload;
+  useEffect(() => {
+    const last = new Map<string, number>();
+    return onRefused((path) => {
+      const m = new RegExp(`^/v1/projects/${id}/envs/([^/?]+)`).exec(path);
+      if (!m?.[1]) return;
+      const now = Date.now();
+      if (now - (last.get(m[1]) ?? 0) < 10_000) return;
+      last.set(m[1], now);
+      void reloadProject();
+    });
+  }, [id, reloadProject]);
   const tabs = TABS.filter((t) => !t.admin || access?.admin);
   const current = tabs.find((t) => t.id === tab)?.id ?? 'vars';
   const go = (t: string, e?: string | null) =>

@@ -10,6 +10,7 @@ import {
 import { listMembers } from '../api/team.js';
 import { ApiError } from '../api.js';
 import { DurationSelect, TemporaryGrant } from '../components/Grant.js';
+import { ScrollHint } from '../components/ScrollHint.js';
 import { Table } from '../components/Table.js';
 import { useAsync } from '../hooks.js';
 import { type EnvPermission, PERMISSION_HELP, PROTECTED_HELP } from '../lib/access.js';
@@ -68,144 +69,148 @@ export function ProjectMembers({ project, envs }: { project: Project; envs: Envi
               {members.length === 0 ? (
                 <Empty title="No project members">Add workspace members below to give them access.</Empty>
               ) : (
-                <Table
-                  class="grid-table"
-                  columns={[
-                    'Member',
-                    'Role',
-                    ...envs.map((e) => ({
-                      label: (
-                        <>
-                          <span class="env-dot" style={{ background: e.color }} aria-hidden="true" /> {e.name}
-                          {e.protected && (
-                            <span class="protected-badge" title={PROTECTED_HELP}>
-                              protected
-                            </span>
-                          )}
-                        </>
-                      ),
-                    })),
-                  ]}
-                  actions
-                >
-                  {members.map((m) => (
-                    <tr key={m.userId}>
-                      <td>
-                        <div>{m.name}</div>
-                        <div class="muted small">{m.email}</div>
-                      </td>
-                      <td>
-                        <select
-                          class="input input-sm"
-                          aria-label={`Role of ${m.name}`}
-                          value={m.role}
-                          onChange={(e) =>
-                            run(
-                              () => setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole, until()),
-                              `${m.name} is now ${e.currentTarget.value}${forWhile()}`,
-                            )
-                          }
-                        >
-                          {ROLES.map((r) => (
-                            <option key={r}>{r}</option>
-                          ))}
-                        </select>
-                        <TemporaryGrant
-                          expiresAt={m.expiresAt}
-                          canChange
-                          what={`${m.name}'s membership`}
-                          endNote={`${m.name} leaves ${project.name} now, with every permission they have in it.`}
-                          onExtend={(sec) =>
-                            run(
-                              () => setProjectRole(project.id, m.userId, m.role, extended(m.expiresAt!, sec)),
-                              `${m.name}'s membership extended`,
-                            )
-                          }
-                          onEnd={() =>
-                            run(
-                              () => removeProjectMember(project.id, m.userId),
-                              `${m.name} removed from ${project.name}`,
-                            )
-                          }
-                        />
-                      </td>
-                      {envs.map((e) => {
-                        const override = m.envPermissions[e.name];
-                        const def = roleDefault(m.role, e.protected);
-                        return (
-                          <td key={e.name}>
-                            <select
-                              class={`input input-sm perm ${override ? 'perm-override' : ''}`}
-                              aria-label={`${m.name} on ${e.name}`}
-                              value={override ?? ''}
-                              onChange={(ev) => {
-                                const v = ev.currentTarget.value as EnvPermission | '';
-                                void run(
-                                  () =>
-                                    v
-                                      ? setEnvPermission(project.id, m.userId, e.name, v, until())
-                                      : clearEnvPermission(project.id, m.userId, e.name),
-                                  `${m.name} on ${e.name}: ${v ? `${v}${forWhile()}` : `default (${def})`}`,
-                                );
-                              }}
-                            >
-                              <option value="" title={PERMISSION_HELP[def]}>
-                                default · {def}
-                              </option>
-                              {(['none', 'read', 'write'] as const).map((p) => (
-                                <option key={p} value={p} title={PERMISSION_HELP[p]}>
-                                  {p}
-                                </option>
-                              ))}
-                            </select>
-                            {override && (
-                              <TemporaryGrant
-                                expiresAt={m.envPermissionExpiry[e.name]}
-                                canChange
-                                what={`${m.name}'s ${override} on ${e.name}`}
-                                endNote={`${m.name} is back to the role's default on ${e.name} (${def}).`}
-                                onExtend={(sec) =>
-                                  run(
-                                    () =>
-                                      setEnvPermission(
-                                        project.id,
-                                        m.userId,
-                                        e.name,
-                                        override,
-                                        extended(m.envPermissionExpiry[e.name]!, sec),
-                                      ),
-                                    `${m.name} on ${e.name}: extended`,
-                                  )
-                                }
-                                onEnd={() =>
-                                  run(
-                                    () => clearEnvPermission(project.id, m.userId, e.name),
-                                    `${m.name} on ${e.name}: ended, default (${def})`,
-                                  )
-                                }
-                              />
+                // One column per environment: on a phone the grid scrolls inside its box, said by the hint.
+                <ScrollHint hint="Scroll for more environments">
+                  <Table
+                    class="grid-table"
+                    columns={[
+                      'Member',
+                      'Role',
+                      ...envs.map((e) => ({
+                        label: (
+                          <>
+                            <span class="env-dot" style={{ background: e.color }} aria-hidden="true" /> {e.name}
+                            {e.protected && (
+                              <span class="protected-badge" title={PROTECTED_HELP}>
+                                protected
+                              </span>
                             )}
-                          </td>
-                        );
-                      })}
-                      <td>
-                        <Button
-                          size="sm"
-                          variant="ghost"
-                          class="danger-text"
-                          onClick={() =>
-                            run(
-                              () => removeProjectMember(project.id, m.userId),
-                              `${m.name} removed from ${project.name}`,
-                            )
-                          }
-                        >
-                          Remove
-                        </Button>
-                      </td>
-                    </tr>
-                  ))}
-                </Table>
+                          </>
+                        ),
+                      })),
+                    ]}
+                    actions
+                  >
+                    {members.map((m) => (
+                      <tr key={m.userId}>
+                        <td class="member-cell">
+                          <div>{m.name}</div>
+                          <div class="muted small">{m.email}</div>
+                        </td>
+                        <td>
+                          <select
+                            class="input input-sm"
+                            aria-label={`Role of ${m.name}`}
+                            value={m.role}
+                            onChange={(e) =>
+                              run(
+                                () =>
+                                  setProjectRole(project.id, m.userId, e.currentTarget.value as ProjectRole, until()),
+                                `${m.name} is now ${e.currentTarget.value}${forWhile()}`,
+                              )
+                            }
+                          >
+                            {ROLES.map((r) => (
+                              <option key={r}>{r}</option>
+                            ))}
+                          </select>
+                          <TemporaryGrant
+                            expiresAt={m.expiresAt}
+                            canChange
+                            what={`${m.name}'s membership`}
+                            endNote={`${m.name} leaves ${project.name} now, with every permission they have in it.`}
+                            onExtend={(sec) =>
+                              run(
+                                () => setProjectRole(project.id, m.userId, m.role, extended(m.expiresAt!, sec)),
+                                `${m.name}'s membership extended`,
+                              )
+                            }
+                            onEnd={() =>
+                              run(
+                                () => removeProjectMember(project.id, m.userId),
+                                `${m.name} removed from ${project.name}`,
+                              )
+                            }
+                          />
+                        </td>
+                        {envs.map((e) => {
+                          const override = m.envPermissions[e.name];
+                          const def = roleDefault(m.role, e.protected);
+                          return (
+                            <td key={e.name}>
+                              <select
+                                class={`input input-sm perm ${override ? 'perm-override' : ''}`}
+                                aria-label={`${m.name} on ${e.name}`}
+                                value={override ?? ''}
+                                onChange={(ev) => {
+                                  const v = ev.currentTarget.value as EnvPermission | '';
+                                  void run(
+                                    () =>
+                                      v
+                                        ? setEnvPermission(project.id, m.userId, e.name, v, until())
+                                        : clearEnvPermission(project.id, m.userId, e.name),
+                                    `${m.name} on ${e.name}: ${v ? `${v}${forWhile()}` : `default (${def})`}`,
+                                  );
+                                }}
+                              >
+                                <option value="" title={PERMISSION_HELP[def]}>
+                                  default · {def}
+                                </option>
+                                {(['none', 'read', 'write'] as const).map((p) => (
+                                  <option key={p} value={p} title={PERMISSION_HELP[p]}>
+                                    {p}
+                                  </option>
+                                ))}
+                              </select>
+                              {override && (
+                                <TemporaryGrant
+                                  expiresAt={m.envPermissionExpiry[e.name]}
+                                  canChange
+                                  what={`${m.name}'s ${override} on ${e.name}`}
+                                  endNote={`${m.name} is back to the role's default on ${e.name} (${def}).`}
+                                  onExtend={(sec) =>
+                                    run(
+                                      () =>
+                                        setEnvPermission(
+                                          project.id,
+                                          m.userId,
+                                          e.name,
+                                          override,
+                                          extended(m.envPermissionExpiry[e.name]!, sec),
+                                        ),
+                                      `${m.name} on ${e.name}: extended`,
+                                    )
+                                  }
+                                  onEnd={() =>
+                                    run(
+                                      () => clearEnvPermission(project.id, m.userId, e.name),
+                                      `${m.name} on ${e.name}: ended, default (${def})`,
+                                    )
+                                  }
+                                />
+                              )}
+                            </td>
+                          );
+                        })}
+                        <td>
+                          <Button
+                            size="sm"
+                            variant="ghost"
+                            class="danger-text"
+                            onClick={() =>
+                              run(
+                                () => removeProjectMember(project.id, m.userId),
+                                `${m.name} removed from ${project.name}`,
+                              )
+                            }
+                          >
+                            Remove
+                          </Button>
+                        </td>
+                      </tr>
+                    ))}
+                  </Table>
+                </ScrollHint>
               )}
               {candidates.length === 0 ? (
                 <p class="note">Every workspace member is in this project. Invite more people from Team.</p>

@@ -17,6 +17,7 @@ import { duration, isOpen, LEASE_STATE, revokeFailedWords } from '../../lib/cred
 import { dateTime, relativeTime } from '../../lib/format.js';
 import { useAction, useToast } from '../../toast.js';
 import { Async, Button, Confirm, Empty, Pill } from '../../ui.js';
+import { EnvAccessButton } from '../access/EnvAccessList.js';
 import { DynamicSecretForm } from './DynamicSecretForm.js';
 import { RotationForm } from './RotationForm.js';
 
@@ -72,6 +73,11 @@ function EnvCredentials({ project, env }: { project: Project; env: string }) {
   }, [dynamic.reload, rotations.reload]);
   return (
     <div class="stack credentials">
+      {/* D76 for project administrators: who else can lease these, beside the environment's name. */}
+      <div class="env-heading" data-testid="env-heading">
+        <h2 class="env-heading-title">Credentials in {env}</h2>
+        <EnvAccessButton project={project} env={env} />
+      </div>
       {!write && (
         <p class="note" data-testid="credentials-read-only">
           You have read access to {env}: you can lease these credentials with the CLI (<code>svcenv run</code>,{' '}
