@@ -213,6 +213,27 @@ describe.skipIf(!chromiumAvailable())('temporary access, access requests and who
       .getByRole('link', { name: 'access request' });
     expect(await link.getAttribute('href')).toMatch(/^\/access-requests\?request=/);
     await shots(a.page, 'access-list');
+
+    // The same list from the environment itself: "Who has access" in prod's settings on the variables view,
+    // for the Admin; the Developer, who may not ask for it, is not offered it (D76, no surprise 403).
+    await a.page.goto(`/projects/${p.id}?env=prod`);
+    await a.page
+      .getByRole('region', { name: 'Settings of prod' })
+      .getByRole('button', { name: 'Who has access' })
+      .click();
+    const dialog = a.page.getByRole('dialog', { name: 'Who has access to prod' });
+    const inDialog = (name: string) =>
+      dialog
+        .getByTestId('access-row')
+        .filter({ hasText: new RegExp(`^${name}`) })
+        .locator('[data-source]')
+        .getAttribute('data-source');
+    await expect.poll(() => inDialog('Dev').catch(() => null)).toBe('request');
+    expect(await inDialog('Ada')).toBe('role');
+    await shots(a.page, 'env-who-has-access');
+    await d.page.goto(`/projects/${p.id}?env=prod`);
+    await d.page.getByRole('region', { name: 'Variables of prod' }).waitFor();
+    expect(await d.page.getByRole('button', { name: 'Who has access' }).count()).toBe(0);
     expect(d.problems).toEqual([]);
     expect(a.problems).toEqual([]);
     await d.context.close();

@@ -126,6 +126,7 @@ export function EnvPanel({
         canImport={!pending}
       />
       <EnvSettings
+        project={project}
         env={env}
         canProtect={canProtect}
         canAdminister={canAdminister}

@@ -1,6 +1,7 @@
-import type { Environment } from '@svcenv/contract';
+import type { Environment, Project } from '@svcenv/contract';
 import { PROTECTED_HELP } from '../../lib/access.js';
 import { Button } from '../../ui.js';
+import { EnvAccessButton } from '../access/EnvAccessList.js';
 import { ExportMenu } from './ExportMenu.js';
 import type { VarListing } from './useVarListing.js';
 
@@ -71,6 +72,7 @@ export function EnvToolbar({
  * what it means, approval, delete.
  */
 export function EnvSettings({
+  project,
   env,
   canProtect,
   canAdminister,
@@ -79,6 +81,7 @@ export function EnvSettings({
   onColor,
   onDeleteEnv,
 }: {
+  project: Project;
   env: Environment;
   /** Owner-only: protection and approval (D21, D47). */
   canProtect: boolean;
@@ -121,6 +124,8 @@ export function EnvSettings({
             Require approval
           </label>
         )}
+        {/* D76: who can read or write this environment now, and why; shown only to those who may ask. */}
+        <EnvAccessButton project={project} env={env.name} />
         <div class="toolbar-spacer" />
         {canAdminister && (
           <Button size="sm" variant="ghost" class="danger-text nowrap" onClick={onDeleteEnv}>
