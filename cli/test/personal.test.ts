@@ -78,6 +78,11 @@ describe('vars --personal (D75)', () => {
     expect(masked.stdout).toBe('KEY      ORPHANED  VALUE\nAPI_URL  no        ***\nNOPE     yes       ***\n');
     const shown = await runCli(['vars', '--personal', '--reveal'], { env: mine });
     expect(shown.stdout).toContain('API_URL  no        http://localhost:3000\n');
+    // The shared listing marks the key whose value is the owner's own, and only for them.
+    expect((await runCli(['vars'], { env: mine })).stdout).toContain(
+      'API_URL  plain, personal  http://localhost:3000\n',
+    );
+    expect((await runCli(['vars'], { env: theirs })).stdout).toMatch(/^API_URL +plain +shared$/m);
     // Someone else lists none of them.
     expect((await runCli(['vars', '--personal'], { env: theirs })).stdout).toBe('no personal overrides in dev\n');
 
@@ -96,6 +101,9 @@ describe('vars --personal (D75)', () => {
     const prod = await runCli(['vars', 'set', '--personal', 'API_URL=x', '-e', 'prod'], { env: theirs });
     expect(prod.code).toBe(1);
     expect(prod.stderr).toContain('protected');
+    // The hint is about protection, not about the token's scope (which is write).
+    expect(prod.stderr).toContain('personal values exist only in unprotected environments');
+    expect(prod.stderr).not.toContain('write-scope token');
     const secret = await runCli(['vars', 'set', '--personal', '--secret', 'API_URL=x'], { env: mine });
     expect(secret.code).not.toBe(0);
     expect(secret.stderr).toContain('--secret does not apply with --personal');

@@ -1,5 +1,5 @@
 import { endpoints } from '@svcenv/contract/endpoints';
-import { Api } from '../api.js';
+import { Api, ApiError } from '../api.js';
 import type { Parsed } from '../args.js';
 import { type Command, settingFlags, targetFlags } from '../command.js';
 import { requireTarget, requireToken, resolveSettings } from '../config.js';
@@ -58,7 +58,8 @@ export const varsCommand: Command = {
   },
   positionals: SUBCOMMANDS,
   details:
-    'svcenv vars               KEY, TYPE and VALUE of every variable, secrets masked\n' +
+    'svcenv vars               KEY, TYPE and VALUE of every variable, secrets masked; TYPE\n' +
+    '                          "secret, personal" or "plain, personal": the value is your own (--personal)\n' +
     'svcenv vars get KEY       the resolved value alone, followed by one newline (exit 1 when absent)\n' +
     'svcenv vars set K=V...    create or update; existing keys keep their type unless --secret/--plain\n' +
     'svcenv vars unset K...    delete\n' +
@@ -150,7 +151,13 @@ async function list(api: Api, t: Target, reveal: boolean) {
   const { vars } = await listing(api, t, reveal);
   const rows = [
     ['KEY', 'TYPE', 'VALUE'],
-    ...vars.map((v) => [v.key, v.type, v.valueError ? '(cannot be decrypted)' : printable(v.value)]),
+    // D75: a key shown with one's own value says so in its TYPE cell ("secret, personal"), as the dashboard marks
+    // it; `svcenv vars --personal` lists those values themselves.
+    ...vars.map((v) => [
+      v.key,
+      v.overridden ? `${v.type}, personal` : v.type,
+      v.valueError ? '(cannot be decrypted)' : printable(v.value),
+    ]),
   ];
   const widths = [0, 1].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
   return {
@@ -248,7 +255,20 @@ async function setPersonal(api: Api, t: Target, operands: string[], stdinTaken: 
   const { operations: ops } = await import('../schemas.js');
   const lines: string[] = [];
   for (const [key, value] of values) {
-    const o = await api.json(ops.putOverride, { params: { id: t.project, env: t.env, key }, body: { value } });
+    const o = await api
+      .json(ops.putOverride, { params: { id: t.project, env: t.env, key }, body: { value } })
+      .catch((err: unknown) => {
+        // The generic FORBIDDEN hint is about token scope; a protected environment refuses everyone (ADR 0031).
+        if (err instanceof ApiError && err.code === 'FORBIDDEN' && /protected/.test(err.message)) {
+          throw new ApiError(
+            err.status,
+            err.code,
+            err.message,
+            `personal values exist only in unprotected environments; a change of ${t.env}'s shared value is \`svcenv vars set\` without --personal`,
+          );
+        }
+        throw err;
+      });
     lines.push(
       `set personal ${key}${o.orphaned ? ' (orphaned: no such variable in this environment, not applied)' : ''}`,
     );
