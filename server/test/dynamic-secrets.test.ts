@@ -23,6 +23,7 @@ import {
   mariadbCanLogin,
   mariadbUserExists,
   PG,
+  pgAdmin,
   pgCanLogin,
   pgRoleExists,
   REDIS,
@@ -366,9 +367,21 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
       expect(first.status, first.text).toBe(201);
       const lease = createdLease.parse(first.body);
       expect(Date.parse(lease.maxExpiresAt) - Date.parse(lease.expiresAt)).toBeLessThanOrEqual(31_000);
+      // The engine runs the first create statement while the lease's record is written (in a transaction it
+      // commits only after the record): a full maxLeases rolls it back, leaving no role and no record.
+      const cappedRoles = () =>
+        pgAdmin(async (c) =>
+          Number(
+            (await c.query(`select count(*) n from pg_roles where rolname like 'v\\_dev\\_capped\\_%'`)).rows[0].n,
+          ),
+        );
+      const before = await cappedRoles();
       const full = await post('/envs/dev/dynamic/capped/leases', {});
       expect(full.status).toBe(429);
       expect(full.error.code).toBe('RATE_LIMIT');
+      expect(await cappedRoles()).toBe(before);
+      const all = await app.request('GET', path('/envs/dev/dynamic/capped/leases?state=all'), { token: owner.jwt });
+      expect(listLeasesResponse.parse(all.body).leases.map((l) => l.id)).toEqual([lease.id]);
       const renewed = await post(`/envs/dev/dynamic/capped/leases/${lease.id}/renew`, { ttlSeconds: 3600 });
       expect(renewed.status, renewed.text).toBe(200);
       expect(renewedLease.parse(renewed.body).expiresAt).toBe(lease.maxExpiresAt);

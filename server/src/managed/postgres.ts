@@ -263,9 +263,9 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
   async function inTransaction(
     s: Session,
     statements: readonly { text: string; label: string }[],
-    opts: { last?: { text: string; label: string }; reset?: boolean } = {},
+    opts: { last?: { text: string; label: string }; reset?: boolean; beforeCommit?: () => Promise<void> } = {},
   ): Promise<void> {
-    const { last, reset = false } = opts;
+    const { last, reset = false, beforeCommit } = opts;
     const n = statements.length;
     try {
       for (let i = 0; i < Math.max(1, n); i++) {
@@ -281,7 +281,12 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
         const text = [...head, ...(statement ? [statement.text] : []), ...tail].join('\n;');
         // Every statement of the round trip at the server's bound: the declaration's and `last`.
         const bounded = Math.max(1, (statement ? 1 : 0) + (final && last ? 1 : 0));
-        const res = await s.run(text, label, undefined, bounded);
+        // `beforeCommit` runs beside the first round trip when that one does not commit, else before it.
+        if (final && beforeCommit) await beforeCommit();
+        const [res] = await Promise.all([
+          s.run(text, label, undefined, bounded),
+          !final && i === 0 && beforeCommit ? beforeCommit() : undefined,
+        ]);
         const tags = (Array.isArray(res) ? (res as pg.QueryResult[]) : [res]).map((r) => r.command);
         const tagOf = (ours: string) => ours.split(' ')[0]!;
         const expected = [...head, ...tail].map(tagOf);
@@ -336,7 +341,7 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
 
     test: (target) => login(target, target.username, target.password),
 
-    async createUser(target, create, vars) {
+    async createUser(target, create, vars, recorded) {
       // D71: one transaction; any failure rolls it back, so no user is left behind. A refusal only because
       // another create changed the same catalog row meanwhile runs the whole transaction again, a few times.
       const grant = {
@@ -350,7 +355,7 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
             try {
               // A D71 statement may change the session (SET ROLE, search_path, ...): reset with the COMMIT.
               s.dirty = true;
-              await inTransaction(s, filled(create, vars), { last: grant, reset: true });
+              await inTransaction(s, filled(create, vars), { last: grant, reset: true, beforeCommit: recorded });
               s.dirty = false;
               return;
             } catch (e) {
