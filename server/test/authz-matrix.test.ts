@@ -18,7 +18,7 @@ import {
   type TestApp,
   upsert,
 } from './harness.js';
-import { REDIS, redisAdmin } from './managed-dbs.js';
+import { leasedUsernames, REDIS, redisAdmin } from './managed-dbs.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 /**
@@ -316,9 +316,12 @@ describe(`authorization matrix (${dialectName})`, () => {
     strangerInvite = /invite\?token=([A-Za-z0-9_-]+)/.exec((inv.body as { inviteUrl: string }).inviteUrl)![1]!;
   }, 180_000);
   afterAll(async () => {
-    await dropManaged();
-    await app.stop();
-    await receiver.stop();
+    try {
+      await dropManaged();
+    } finally {
+      await app.stop();
+      await receiver.stop();
+    }
   });
 
   const base = (t: Target) => `/v1/projects/${t.project}/envs/${t.env}`;
@@ -502,16 +505,15 @@ describe(`authorization matrix (${dialectName})`, () => {
     if (res.status !== 201) throw new Error(`setup lease: ${res.status} ${res.text}`);
     return (res.body as { id: string }).id;
   };
-  /** The suite's Redis users and every lease user it made, whatever state its lease ended in. */
+  /**
+   * The suite's Redis users and every lease user it made, whatever state its lease ended in (named by the
+   * suite's own store: no other suite's users), even when setting them up failed half-way.
+   */
   async function dropManaged() {
     if (!managed) return;
-    const leased = await app.db.db.selectFrom('leases').select('username').execute();
-    const { Redis } = await import('ioredis');
-    const r = new Redis({ ...REDIS, lazyConnect: true });
-    await r.connect();
-    for (const l of leased) await r.call('ACL', 'DELUSER', l.username);
-    await r.quit();
-    for (const u of redisUsers) await u.drop();
+    await managed.catch(() => undefined);
+    const leased = await leasedUsernames(app.db.db);
+    for (const u of redisUsers) await u.drop(leased);
   }
 
   const ops: Op[] = [

@@ -23,6 +23,7 @@ import {
   mariadbCanLogin,
   mariadbUserExists,
   PG,
+  pgAdmin,
   pgCanLogin,
   pgRoleExists,
   REDIS,
@@ -305,6 +306,54 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
       }
     });
 
+    it('PostgreSQL: a create that changed its session leaves nothing to the next lease; a failing last statement, or one whose quote runs into what follows, leaves no user', async () => {
+      const role = `CREATE ROLE "{{username}}" LOGIN PASSWORD '{{password}}'`;
+      const dirty = await put('/envs/dev/dynamic/dirty', {
+        connection: 'pg',
+        create: [role, `SET application_name = 'dirty'`, `SET search_path = pg_catalog`],
+      });
+      expect(dirty.status, dirty.text).toBe(200);
+      // Fails unless the session is as a fresh login left it.
+      const clean = await put('/envs/dev/dynamic/clean', {
+        connection: 'pg',
+        create: [
+          role,
+          `DO $$ BEGIN IF current_setting('application_name') <> 'svcenv' OR current_setting('search_path') <> '"$user", public' THEN RAISE EXCEPTION 'a dirty session'; END IF; END $$`,
+        ],
+      });
+      expect(clean.status, clean.text).toBe(200);
+      // One at a time: the pool hands the connection just released out again.
+      for (let i = 0; i < 3; i++) {
+        const a = await post('/envs/dev/dynamic/dirty/leases', {});
+        expect(a.status, a.text).toBe(201);
+        const b = await post('/envs/dev/dynamic/clean/leases', {});
+        expect(b.status, b.text).toBe(201);
+      }
+      for (const [name, last, message] of [
+        ['div', 'SELECT 1/0', /division by zero/],
+        ['quote', `SELECT 'unterminated`, /unterminated quoted string/],
+        ['comment', 'SELECT 1 -- a comment to the end of the line', null],
+      ] as const) {
+        const decl = await put(`/envs/dev/dynamic/${name}`, { connection: 'pg', create: [role, last] });
+        expect(decl.status, decl.text).toBe(200);
+        const res = await post(`/envs/dev/dynamic/${name}/leases`, {});
+        const all = listLeasesResponse.parse(
+          (await app.request('GET', path(`/envs/dev/dynamic/${name}/leases?state=all`), { token: owner.jwt })).body,
+        ).leases;
+        expect(all).toHaveLength(1);
+        if (message === null) {
+          // A comment ends at the line's end: what follows the statement still runs, the COMMIT with it.
+          expect(res.status, res.text).toBe(201);
+          expect(await pgRoleExists(all[0]!.username)).toBe(true);
+          continue;
+        }
+        expect(res.status, res.text).toBe(502);
+        expect(res.error.message).toMatch(message);
+        expect(all[0]!.state).toBe('failed');
+        expect(await pgRoleExists(all[0]!.username)).toBe(false);
+      }
+    });
+
     it('caps a renewal at maxTtlSeconds, refuses past maxLeases (429), a token of another environment (403)', async () => {
       const decl = await put('/envs/dev/dynamic/capped', {
         connection: 'pg',
@@ -318,9 +367,21 @@ describe(`connections and dynamic secrets (D70, D71, ${dialectName})`, () => {
       expect(first.status, first.text).toBe(201);
       const lease = createdLease.parse(first.body);
       expect(Date.parse(lease.maxExpiresAt) - Date.parse(lease.expiresAt)).toBeLessThanOrEqual(31_000);
+      // The engine runs the first create statement while the lease's record is written (in a transaction it
+      // commits only after the record): a full maxLeases rolls it back, leaving no role and no record.
+      const cappedRoles = () =>
+        pgAdmin(async (c) =>
+          Number(
+            (await c.query(`select count(*) n from pg_roles where rolname like 'v\\_dev\\_capped\\_%'`)).rows[0].n,
+          ),
+        );
+      const before = await cappedRoles();
       const full = await post('/envs/dev/dynamic/capped/leases', {});
       expect(full.status).toBe(429);
       expect(full.error.code).toBe('RATE_LIMIT');
+      expect(await cappedRoles()).toBe(before);
+      const all = await app.request('GET', path('/envs/dev/dynamic/capped/leases?state=all'), { token: owner.jwt });
+      expect(listLeasesResponse.parse(all.body).leases.map((l) => l.id)).toEqual([lease.id]);
       const renewed = await post(`/envs/dev/dynamic/capped/leases/${lease.id}/renew`, { ttlSeconds: 3600 });
       expect(renewed.status, renewed.text).toBe(200);
       expect(renewedLease.parse(renewed.body).expiresAt).toBe(lease.maxExpiresAt);

@@ -23,6 +23,7 @@ import {
   upsert,
 } from './harness.js';
 import {
+  leasedUsernames,
   MARIADB,
   mariadbAdmin,
   mariadbUserExists,
@@ -43,13 +44,23 @@ async function leaseState(app: TestApp, jwt: string, projectId: string, name: st
 
 describe(`the lease revocation job (D71, ${dialectName})`, () => {
   const cleanups: (() => Promise<void>)[] = [];
+  /**
+   * The users this suite's leases made, read from each app's store before it stops (clean-ups run in reverse,
+   * so the apps stop before the admins' `drop`): whatever state a failing test left their leases in, those
+   * users are removed with the suite's admin users, and no one else's.
+   */
+  const leased = new Set<string>();
+  const stopping = (app: TestApp) => async () => {
+    for (const u of await leasedUsernames(app.deps.db).catch(() => [])) leased.add(u);
+    await app.stop();
+  };
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   });
 
   it("a lease made on one instance is revoked by the other's job when it expires", async () => {
     const maria = await mariadbAdmin();
-    cleanups.push(maria.drop);
+    cleanups.push(() => maria.drop(leased));
     const clock = new ManualClock(new Date());
     const masterKey = randomBytes(32);
     const pg = process.env.TEST_DATABASE_URL ? await freshPgSchema() : null;
@@ -58,7 +69,7 @@ describe(`the lease revocation job (D71, ${dialectName})`, () => {
     const a = await startApp(shared);
     const b = await startApp(shared);
     cleanups.push(async () => {
-      await a.stop();
+      await stopping(a)();
       await b.stop();
       await pg?.drop();
     });
@@ -104,12 +115,12 @@ describe(`the lease revocation job (D71, ${dialectName})`, () => {
 
   it('a database down for twenty minutes: retried with backoff, never given up, finished once it is back', async () => {
     const maria = await mariadbAdmin();
-    cleanups.push(maria.drop);
+    cleanups.push(() => maria.drop(leased));
     const relay = await startRelay(MARIADB);
     cleanups.push(relay.stop);
     const clock = new ManualClock(new Date());
     const app = await startApp({ clock, env });
-    cleanups.push(app.stop);
+    cleanups.push(stopping(app));
     const { jwt } = await signupUser(app, 'Dan');
     const projectId = (await createProject(app, jwt)).id;
     await app.request('POST', `/v1/projects/${projectId}/connections`, {
@@ -172,10 +183,10 @@ describe(`the lease revocation job (D71, ${dialectName})`, () => {
 
   it('a thousand leases expiring in the same minute are revoked in bounded batches; pulls keep answering', async () => {
     const redis = await redisAdmin();
-    cleanups.push(redis.drop);
+    cleanups.push(() => redis.drop(leased));
     const clock = new ManualClock(new Date());
     const app = await startApp({ clock, env });
-    cleanups.push(app.stop);
+    cleanups.push(stopping(app));
     const { jwt } = await signupUser(app, 'Tom');
     const projectId = (await createProject(app, jwt)).id;
     await upsert(app, jwt, projectId, ['dev'], [{ key: 'A', value: 'one', type: 'plain' }]);

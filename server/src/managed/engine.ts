@@ -92,8 +92,19 @@ export interface Engine {
    * REASSIGN OWNED / DROP OWNED work for a user with only CREATEROLE). A failure leaves no user behind:
    * the engine runs the default revoke itself before it throws when a statement outside a transaction
    * (MySQL DDL, Redis) may already have made the user.
+   *
+   * `recorded` makes the lease's record durable (services/credentials/leases.ts): the engine calls it, and
+   * waits for it, before anything it sends can outlive the call (a COMMIT, a statement outside a
+   * transaction), so that a process killed at any point leaves either no user or a record of it. PostgreSQL
+   * calls it while its first statement runs in the still open transaction, which a process that dies rolls
+   * back; the others call it first. A failure of it (a full maxLeases) is the call's, and leaves no user.
    */
-  createUser(target: ManagedTarget, create: readonly Statement[], vars: StatementVars): Promise<void>;
+  createUser(
+    target: ManagedTarget,
+    create: readonly Statement[],
+    vars: StatementVars,
+    recorded: () => Promise<void>,
+  ): Promise<void>;
   /**
    * D71: runs the revoke statements for `username`; a user that no longer exists counts as revoked
    * (`'gone'`), whatever the statements would say about it.

@@ -19,11 +19,29 @@ import { type Engine, ManagedDbError, type ManagedTarget, type Statement, type S
  * PostgreSQL (D70-D72) through `pg`. Each call runs on a pooled admin connection (ManagedTarget.poolKey) or
  * on one of its own. Time: connect, TLS and login within connectMs (connectionTimeoutMillis); each statement
  * within statementMs, cancelled by the server (`SET LOCAL statement_timeout` in the call's transaction) and,
- * should the server not answer at all, given up by the client a moment later (query_timeout), its connection
- * then destroyed rather than reused. The server's cancel matters: a statement the client merely stopped
+ * should the server not answer at all, given up by the client a moment later (query_timeout; a round trip
+ * of several bounded statements, every bound and the moment), its connection then destroyed rather than
+ * reused. The server's cancel matters: a statement the client merely stopped
  * waiting for (an ALTER ROLE queued behind a lock) could still commit after we reported a failure. The
  * timeout is set in the transaction rather than as a startup parameter, which PgBouncer refuses.
  */
+
+/**
+ * What DISCARD ALL does, in the statements PostgreSQL documents it as (DISCARD ALL itself cannot run in a
+ * multi-statement text, which is a transaction block): sent after a create's or a revoke's COMMIT in the
+ * same round trip, so a pooled session goes back to the pool clean without a round trip of its own.
+ */
+const RESET_SESSION = [
+  'CLOSE ALL',
+  'SET SESSION AUTHORIZATION DEFAULT',
+  'RESET ALL',
+  'DEALLOCATE ALL',
+  'UNLISTEN *',
+  'SELECT pg_advisory_unlock_all()',
+  'DISCARD PLANS',
+  'DISCARD TEMP',
+  'DISCARD SEQUENCES',
+];
 
 /** How much longer the client waits than the server's statement_timeout, so the server's cancel comes first. */
 const CLIENT_GRACE_MS = 250;
@@ -63,9 +81,13 @@ async function scramVerifier(password: string): Promise<string> {
 }
 
 interface Session {
-  /** One statement; a failure comes back as ManagedDbError naming `label`, never the text. */
-  run(text: string, label: string, values?: unknown[]): Promise<pg.QueryResult>;
-  /** Set once a D71 statement ran: it may have changed the session (SET ROLE, search_path, ...). */
+  /**
+   * One round trip; a failure comes back as ManagedDbError naming `label`, never the text. `bounded`: how
+   * many statements of the text the server bounds (statement_timeout), so the client waits that many bounds
+   * (and a grace) for the whole round trip before it gives up.
+   */
+  run(text: string, label: string, values?: unknown[], bounded?: number): Promise<pg.QueryResult>;
+  /** Set while a D71 statement may have changed the session (SET ROLE, search_path, ...) not reset since. */
   dirty: boolean;
 }
 
@@ -121,9 +143,12 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
   /** A session over `client`; `broken` is told when the connection can no longer be trusted. */
   const session = (client: pg.ClientBase, where: string, broken: () => void): Session => ({
     dirty: false,
-    async run(text, label, values) {
+    async run(text, label, values, bounded = 1) {
       try {
-        return await client.query(text, values);
+        if (bounded === 1) return await client.query(text, values);
+        // pg reads a query's own query_timeout (its types do not declare it).
+        const query_timeout = bounded * timeouts.statementMs + CLIENT_GRACE_MS;
+        return await client.query({ text, values, query_timeout } as pg.QueryConfig);
       } catch (e) {
         if (!(e instanceof pg.DatabaseError)) broken();
         const failure = pgFailure(e, 'statement', label, ctx, where);
@@ -202,9 +227,10 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
           } finally {
             // A statement of one environment's dynamic secret must not leave its `SET ROLE` or `SET
             // search_path` to the next lease of the connection, maybe another environment's: the session
-            // is reset before it goes back to the pool (outside the transaction, where SET LOCAL ended).
-            // The call's answer does not wait for the reset: the connection goes back to the pool only once
-            // DISCARD ALL is done, and is destroyed instead when it fails.
+            // is reset before it goes back to the pool. A create or revoke that committed reset it in its
+            // last round trip (RESET_SESSION); after one that failed, DISCARD ALL (outside the transaction,
+            // where SET LOCAL ended), which the call's answer does not wait for: the connection goes back to
+            // the pool only once it is done, and is destroyed instead when it fails.
             if (s.dirty && !isBroken) {
               client.query('DISCARD ALL').then(
                 () => client.release(),
@@ -219,24 +245,60 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
     }
   }
 
+  const begin = ['BEGIN', `SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeouts.statementMs))}`];
+
   /**
-   * `work` in one transaction, each statement bounded by the server: committed when it returns, rolled back
-   * when it throws. BEGIN and the bound go in one round trip (a simple query of two statements, no values);
-   * `last`, an engine statement without values, goes with the COMMIT (a failure of it skips the COMMIT, and
-   * the transaction is rolled back as for any other).
+   * `statements` in one transaction, each bounded by the server: committed when they all ran, rolled back
+   * when one fails. The transaction costs no round trip of its own: BEGIN and the bound go with the first
+   * statement, and `last` (an engine statement without values), the COMMIT and, with `reset`, the session's
+   * reset (RESET_SESSION) with the last one, each part after a newline and a semicolon of its own, so two
+   * statements cost two round trips and one costs one. A statement runs to its end before anything of ours
+   * after it: the simple query protocol parses the whole text before it runs any of it (a statement whose
+   * quote or comment runs into ours is a syntax error, and nothing ran), then runs the statements in order
+   * and stops at the first error. The command tags of our parts are checked all the same, so a statement
+   * that swallowed them can never pass for a commit. A failure rolls back; a connection that broke rolls
+   * back by itself when it closes (it is destroyed, never reused), and a session that ran a failed
+   * statement stays dirty (asAdmin then resets it with DISCARD ALL).
    */
-  async function transaction(
+  async function inTransaction(
     s: Session,
-    work: () => Promise<void>,
-    last?: { text: string; label: string },
+    statements: readonly { text: string; label: string }[],
+    opts: { last?: { text: string; label: string }; reset?: boolean; beforeCommit?: () => Promise<void> } = {},
   ): Promise<void> {
-    await s.run(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeouts.statementMs))}`, 'BEGIN');
+    const { last, reset = false, beforeCommit } = opts;
+    const n = statements.length;
     try {
-      await work();
-      if (last) await s.run(`${last.text}; COMMIT`, last.label);
-      else await s.run('COMMIT', 'COMMIT');
+      for (let i = 0; i < Math.max(1, n); i++) {
+        const final = i >= n - 1;
+        const head = i === 0 ? begin : [];
+        const tail = final ? [...(last ? [last.text] : []), 'COMMIT', ...(reset ? RESET_SESSION : [])] : [];
+        const statement = statements[i];
+        const label = !statement
+          ? (last?.label ?? 'COMMIT')
+          : final && last
+            ? `${statement.label} (or ${last.label})`
+            : statement.label;
+        const text = [...head, ...(statement ? [statement.text] : []), ...tail].join('\n;');
+        // Every statement of the round trip at the server's bound: the declaration's and `last`.
+        const bounded = Math.max(1, (statement ? 1 : 0) + (final && last ? 1 : 0));
+        // `beforeCommit` runs beside the first round trip when that one does not commit, else before it.
+        if (final && beforeCommit) await beforeCommit();
+        const [res] = await Promise.all([
+          s.run(text, label, undefined, bounded),
+          !final && i === 0 && beforeCommit ? beforeCommit() : undefined,
+        ]);
+        const tags = (Array.isArray(res) ? (res as pg.QueryResult[]) : [res]).map((r) => r.command);
+        const tagOf = (ours: string) => ours.split(' ')[0]!;
+        const expected = [...head, ...tail].map(tagOf);
+        const seen = [...tags.slice(0, head.length), ...tags.slice(Math.max(head.length, tags.length - tail.length))];
+        if (seen.join() !== expected.join()) {
+          throw new ManagedDbError(
+            'statement',
+            `${label}: its text runs into what follows it (an unterminated quote?)`,
+          );
+        }
+      }
     } catch (e) {
-      // A connection that broke rolls back by itself when it closes (it is destroyed, never reused).
       await s.run('ROLLBACK', 'ROLLBACK').catch(() => {});
       throw e;
     }
@@ -246,12 +308,12 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
     (await s.run('SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1', 'looking up the user', [username])).rowCount! >
     0;
 
-  const runAll = async (s: Session, statements: readonly Statement[], vars: StatementVars) => {
-    s.dirty = true;
-    for (const [i, statement] of statements.entries()) {
-      await s.run(fillPlaceholders(statement, vars) as string, statementLabel(i, statements.length));
-    }
-  };
+  /** A declaration's statements, filled in, as inTransaction runs them. */
+  const filled = (statements: readonly Statement[], vars: StatementVars) =>
+    statements.map((statement, i) => ({
+      text: fillPlaceholders(statement, vars) as string,
+      label: statementLabel(i, statements.length),
+    }));
 
   async function login(target: ManagedTarget, username: string, password: string): Promise<void> {
     const where = `${target.host}:${target.port}`;
@@ -279,19 +341,23 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
 
     test: (target) => login(target, target.username, target.password),
 
-    async createUser(target, create, vars) {
+    async createUser(target, create, vars, recorded) {
       // D71: one transaction; any failure rolls it back, so no user is left behind. A refusal only because
       // another create changed the same catalog row meanwhile runs the whole transaction again, a few times.
       const grant = {
         text: `GRANT ${escapeIdentifier(vars.username)} TO CURRENT_USER`,
-        label: 'granting the new role to the connection user (or COMMIT)',
+        label: 'the grant of the new role to the connection user, or COMMIT',
       };
       await asAdmin(
         target,
         async (s) => {
           for (let attempt = 0; ; attempt++) {
             try {
-              return await transaction(s, () => runAll(s, create, vars), grant);
+              // A D71 statement may change the session (SET ROLE, search_path, ...): reset with the COMMIT.
+              s.dirty = true;
+              await inTransaction(s, filled(create, vars), { last: grant, reset: true, beforeCommit: recorded });
+              s.dirty = false;
+              return;
             } catch (e) {
               if (!(e instanceof ConcurrentUpdateError) || attempt >= CONCURRENT_UPDATE_RETRIES) throw e;
               await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
@@ -308,7 +374,9 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
         async (s) => {
           // D71 details: a user already gone (dropped by hand) counts as revoked.
           if (!(await exists(s, vars.username))) return 'gone' as const;
-          await transaction(s, () => runAll(s, revoke, vars));
+          s.dirty = true;
+          await inTransaction(s, filled(revoke, vars), { reset: true });
+          s.dirty = false;
           return 'revoked' as const;
         },
         [target.password, vars.password],
@@ -324,14 +392,11 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
       if (problem) throw new ManagedDbError('statement', problem);
       const verifier = await scramVerifier(password);
       const alter = `ALTER ROLE ${escapeIdentifier(username)} PASSWORD ${escapeLiteral(verifier)}`;
-      await asAdmin(
-        target,
-        (s) =>
-          transaction(s, async () => {
-            await s.run(alter, 'setting the password');
-          }),
-        [target.password, password, verifier],
-      );
+      await asAdmin(target, (s) => inTransaction(s, [{ text: alter, label: 'setting the password' }]), [
+        target.password,
+        password,
+        verifier,
+      ]);
       // The pool's future logins would use the old password: the next call logs in afresh.
       if (username === target.username && target.poolKey) await ctx.pools.drop(target.poolKey);
     },

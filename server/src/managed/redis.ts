@@ -278,7 +278,8 @@ export function createRedisEngine(ctx: EngineContext): Engine {
 
     test: (target) => login(target, target.username, target.password),
 
-    async createUser(target, create, vars) {
+    async createUser(target, create, vars, recorded) {
+      await recorded();
       try {
         await asAdmin(target, (s) => runAll(s, create, vars), [target.password, vars.password]);
       } catch (e) {

@@ -17,9 +17,10 @@ import { findDynamicSecret, leaseKeyNames, revokeStatements, statementsOf } from
 /**
  * D71 leases: a database user made for one client and removed when its lease ends.
  *
- * A lease is a promise made to a database outside ours, so its row is written first (`creating`), before the
- * create statements run: a process that dies after the database made the user and before it recorded the
- * lease leaves a row the revocation job finds (its `next_attempt_at` is the moment it counts as abandoned) and
+ * A lease is a promise made to a database outside ours, so its row is written first (`creating`), before
+ * anything the create statements do can outlive the request (on PostgreSQL beside the first statement, in a
+ * transaction committed only once the row is: Engine.createUser): a process that dies after the database
+ * made the user and before it recorded the lease leaves a row the revocation job finds (its `next_attempt_at` is the moment it counts as abandoned) and
  * removes the user. A lease is marked `revoked` or `expired` only after its revoke statements ran (or the
  * user was found gone); a revocation that fails is `revoke_failed`, retried with backoff for as long as it
  * takes, never given up.
@@ -106,33 +107,42 @@ export async function createLease(
     end_reason: null,
     ended_at: null,
   };
-  await deps.db.transaction().execute(async (trx) => {
-    // The count and the insert in one transaction, the declaration's row locked on PostgreSQL (SQLite has one
-    // writer): two leases at once cannot both take the last place.
-    if (deps.dialect === 'postgres') {
-      await trx.selectFrom('dynamic_secrets').select('id').where('id', '=', ds.id).forUpdate().execute();
-    }
-    const open = await trx
-      .selectFrom('leases')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('dynamic_secret_id', '=', ds.id)
-      .where('state', 'in', OPEN_STATES)
-      .executeTakeFirstOrThrow();
-    if (Number(open.n) >= ds.max_leases) {
-      throw rateLimited(
-        60_000,
-        `dynamic secret "${ds.name}" has ${ds.max_leases} open leases (its maxLeases); revoke one or wait for one to end`,
-      );
-    }
-    await trx.insertInto('leases').values(lease).execute();
-  });
+  // The record, written before anything the engine sends can outlive the request (the engine calls it and
+  // waits, Engine.createUser): on PostgreSQL beside the first create statement, in a transaction not yet
+  // committed. Once: a create run again (after "tuple concurrently updated", or with a pending password)
+  // finds it written.
+  let recording: Promise<void> | undefined;
+  const record = () =>
+    (recording ??= deps.db.transaction().execute(async (trx) => {
+      // The count and the insert in one transaction, the declaration's row locked on PostgreSQL (SQLite has
+      // one writer): two leases at once cannot both take the last place.
+      if (deps.dialect === 'postgres') {
+        await trx.selectFrom('dynamic_secrets').select('id').where('id', '=', ds.id).forUpdate().execute();
+      }
+      const open = await trx
+        .selectFrom('leases')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('dynamic_secret_id', '=', ds.id)
+        .where('state', 'in', OPEN_STATES)
+        .executeTakeFirstOrThrow();
+      if (Number(open.n) >= ds.max_leases) {
+        throw rateLimited(
+          60_000,
+          `dynamic secret "${ds.name}" has ${ds.max_leases} open leases (its maxLeases); revoke one or wait for one to end`,
+        );
+      }
+      await trx.insertInto('leases').values(lease).execute();
+    }));
   const password = makePassword();
   const vars: StatementVars = { username: lease.username, password, expiration: lease.expires_at };
   try {
     await withConnection(ctx, access.project, conn, (e, target) =>
-      e.createUser(target, statementsOf(ds.create_statements), vars),
+      e.createUser(target, statementsOf(ds.create_statements), vars, record),
     );
   } catch (e) {
+    // No record (a full maxLeases): the engine made nothing that outlived it, and that is the answer. A
+    // failure before the engine asked for the record (no connection) still leaves a `failed` lease.
+    await record();
     await abandonCreate(ctx, access.project, conn, lease, e);
     throw e instanceof ManagedDbError ? new AppError('UPSTREAM_FAILED', e.message) : e;
   }
