@@ -17,6 +17,7 @@ describe.skipIf(!chromiumAvailable())("an invited teammate's first screen", () =
   let owner: Awaited<ReturnType<typeof signupUser>>;
   let workspaceId: string;
   let workspaceName: string;
+  let omarEmail: string;
 
   beforeAll(async () => {
     [server, browser] = await Promise.all([
@@ -28,7 +29,7 @@ describe.skipIf(!chromiumAvailable())("an invited teammate's first screen", () =
     workspaceId = session.body.user.workspaceId;
     workspaceName = session.body.user.workspaceName;
     // A second Owner, so the screen names both.
-    await join('Omar', 'Owner');
+    omarEmail = (await join('Omar', 'Owner')).email;
   });
   afterAll(async () => {
     await browser?.close();
@@ -68,8 +69,13 @@ describe.skipIf(!chromiumAvailable())("an invited teammate's first screen", () =
       expect(await owners.textContent()).not.toContain('Max');
       expect(await page.getByText('No projects yet').count()).toBe(0);
       expect(await page.getByRole('button', { name: 'Create your first project' }).count()).toBe(0);
-      // The place D74's "ask for access" will fill.
-      expect(await page.getByTestId('access-request-slot').count()).toBe(1);
+      // Offered to ask: a message to both Owners, ready in the mail program, naming the workspace.
+      const ask = page.getByTestId('ask-owners');
+      expect(await ask.textContent()).toBe('Ask the Owners for access');
+      const href = new URL((await ask.getAttribute('href'))!);
+      expect(href.protocol).toBe('mailto:');
+      expect(decodeURIComponent(href.pathname).split(',').sort()).toEqual([owner.email, omarEmail].sort());
+      expect(href.searchParams.get('subject')).toBe(`Access to a project in ${workspaceName} (svcenv)`);
       // Creating a project of their own stays possible (D20).
       expect(await welcome.getByRole('button', { name: 'Create a project' }).isVisible()).toBe(true);
       if (width < 600) expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(width);

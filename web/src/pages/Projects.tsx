@@ -93,6 +93,16 @@ export function ProjectsPage() {
 }
 
 /**
+ * A message to the workspace's Owners, ready in the person's mail program: which workspace, and a line for
+ * what they need. A D74 request is made inside a project (to its Admins); someone in none yet asks this way.
+ */
+function askOwnersLink(emails: string[], workspace: string): string {
+  const subject = `Access to a project in ${workspace} (svcenv)`;
+  const body = `Hello,\n\nI joined ${workspace} on svcenv and have no project yet. Could you add me to the project I need?\n\nProject and environments:\nWhat for:\n\nThank you`;
+  return `mailto:${emails.map(encodeURIComponent).join(',')}?subject=${encodeURIComponent(subject)}&body=${encodeURIComponent(body)}`;
+}
+
+/**
  * The first screen of a teammate who was invited and has no project yet: which workspace they joined, and who
  * can give them access (the workspace's Owners, from the members list, which every member may read). Project
  * Admins can too, but a project the person cannot see names no Admin to them.
@@ -135,6 +145,18 @@ function Welcome({ workspace, onCreate }: { workspace: string; onCreate: () => v
         request to make, so here it stays with those named above.
       */}
       <div class="welcome-request" data-slot="access-request" data-testid="access-request-slot">
+        {owners.data && owners.data.length > 0 && (
+          <a
+            class="btn btn-primary"
+            data-testid="ask-owners"
+            href={askOwnersLink(
+              owners.data.map((o) => o.email),
+              workspace,
+            )}
+          >
+            Ask {owners.data.length === 1 ? owners.data[0]!.name : 'the Owners'} for access
+          </a>
+        )}
         <p class="small muted">
           Once you are in a project, you can request access to its other environments there, for as long as you need.
         </p>
