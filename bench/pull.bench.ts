@@ -15,8 +15,9 @@
  * The floor used to be (4), a route of the same server: every cost the server adds to each request (hooks,
  * logging, metrics) then lowered the floor as much as the pull, and the ratio hid it.
  * The machine is shared and its disk's fsync latency drifts (every pull waits for one), so the loads run
- * in interleaved rounds (floor, pull, 304, floor, pull, 304, ...) and each figure is the median of its
- * rounds; a ratio is the median of the per-round ratios, each against the floor of its own round.
+ * in interleaved rounds (floor, pull, 304, floor, 304, pull, ...: the floor first, the others in turn in
+ * each place) and each figure is the median of its rounds; a ratio is the median of the per-round ratios,
+ * each against the floor of its own round.
  * Beside req/s each load reports the server process's CPU time per request (all its threads, from
  * /proc, and the request thread's part): the neighbours' load moves throughput from round to round far more
  * than it moves that; on PostgreSQL the database's CPU per request too (its processes, from /proc); and the
@@ -133,8 +134,14 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** ROUNDS interleaved rounds of the given loads; per load: median req/s, median p99, median ratio to floor. */
 async function rounds(loads: Record<string, () => Promise<Load>>) {
   const runs: Record<string, Load[]> = {};
+  // The floor opens every round; the other loads take turns in each place after it (round r starts at the
+  // r-th), so no load is always the one measured furthest from its floor, or always right after the same
+  // neighbour: a drift within a round (the audit log and its WAL grow with every 200) then spreads over all of
+  // them instead of biasing a comparison such as this build's pull against the baseline's.
+  const [floorEntry, ...rest] = Object.entries(loads);
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [name, run] of Object.entries(loads)) {
+    const turn = rest.length ? r % rest.length : 0;
+    for (const [name, run] of [floorEntry!, ...rest.slice(turn), ...rest.slice(0, turn)]) {
       runs[name] ??= [];
       runs[name].push(await run());
     }
