@@ -2,7 +2,8 @@
  * D71 and D72 across crashes: the real server as a child process killed with SIGKILL at a failpoint
  * (lib/failpoints.ts) between a lease's create statements and its record, and between a rotation's database
  * change and its revision; after a restart nothing is orphaned and no password is lost. MariaDB is the
- * managed database: it checks passwords for real.
+ * managed database (it checks passwords for real), and PostgreSQL for the lease whose COMMIT runs beside its
+ * activation (ADR 0030).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -20,7 +21,16 @@ import {
   until,
   upsert,
 } from './harness.js';
-import { mariadbAdmin, mariadbCanLogin, mariadbRoot, mariadbUserExists } from './managed-dbs.js';
+import {
+  mariadbAdmin,
+  mariadbCanLogin,
+  mariadbRoot,
+  mariadbUserExists,
+  PG,
+  pgAdmin,
+  pgDropRoles,
+  pgRoleExists,
+} from './managed-dbs.js';
 
 async function storeEnv(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (!process.env.TEST_DATABASE_URL) return { env: {}, drop: async () => {} };
@@ -103,6 +113,61 @@ describe(`credentials across a kill -9 (D71, D72, ${dialectName})`, () => {
     expect(listLeasesResponse.parse(leases.body).leases).toEqual([
       expect.objectContaining({ username: users[0], state: 'failed' }),
     ]);
+  }, 90_000);
+
+  it('a PostgreSQL lease whose process died as its COMMIT was sent: the user is found and removed after restart', async () => {
+    const { jwt, projectId } = await setUp('lease-after-create');
+    const pgConn = await srv!.request('POST', `/v1/projects/${projectId}/connections`, {
+      token: jwt,
+      body: {
+        name: 'pg',
+        kind: 'postgres',
+        host: '127.0.0.1',
+        port: PG.port,
+        database: PG.database,
+        username: 'postgres',
+        password: 'pw-trust-ignores-it',
+        tls: { mode: 'disable' },
+      },
+    });
+    expect(pgConn.status, pgConn.text).toBe(201);
+    const put = await srv!.request('PUT', `/v1/projects/${projectId}/envs/dev/dynamic/pgcrash`, {
+      token: jwt,
+      body: { connection: 'pg', create: [`CREATE ROLE "{{username}}" LOGIN PASSWORD '{{password}}'`] },
+    });
+    expect(put.status, put.text).toBe(200);
+    const died = await srv!
+      .request('POST', `/v1/projects/${projectId}/envs/dev/dynamic/pgcrash/leases`, { token: jwt, body: {} })
+      .then(
+        (r) => r.status,
+        () => 'connection lost',
+      );
+    expect(died).toBe('connection lost');
+    await until('the server to die', () => srv!.child.exitCode !== null || srv!.child.signalCode !== null);
+    const made = await pgAdmin(async (c) => {
+      const { rows } = await c.query("select rolname from pg_roles where rolname like 'v\\_dev\\_pgcrash\\_%'");
+      return (rows as { rolname: string }[]).map((r) => r.rolname);
+    });
+    // The COMMIT left before the process died (PostgreSQL reads it before it sees the connection close), so
+    // the role was made; the lease was still `creating`, and the job removes the role.
+    expect(made).toHaveLength(1);
+    await restart();
+    const listed = await srv!.request('GET', `/v1/projects/${projectId}/envs/dev/dynamic/pgcrash/leases?state=all`, {
+      token: jwt,
+    });
+    const [lease] = listLeasesResponse.parse(listed.body).leases;
+    expect(lease).toMatchObject({ username: made[0] });
+    try {
+      await until('the abandoned role removed', async () => !(await pgRoleExists(lease!.username)), 45_000);
+      await until('the lease ended', async () => {
+        const res = await srv!.request('GET', `/v1/projects/${projectId}/envs/dev/dynamic/pgcrash/leases?state=all`, {
+          token: jwt,
+        });
+        return listLeasesResponse.parse(res.body).leases[0]?.state === 'failed';
+      });
+    } finally {
+      await pgDropRoles(made);
+    }
   }, 90_000);
 
   it('a rotation whose process died after the database changed: the next attempt writes the pending password', async () => {

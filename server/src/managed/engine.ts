@@ -98,12 +98,16 @@ export interface Engine {
    * transaction), so that a process killed at any point leaves either no user or a record of it. PostgreSQL
    * calls it while its first statement runs in the still open transaction, which a process that dies rolls
    * back; the others call it first. A failure of it (a full maxLeases) is the call's, and leaves no user.
+   *
+   * `activate` (optional for an engine) marks the lease given and audits it: PostgreSQL runs it beside its
+   * COMMIT once every statement ran, so the two durable writes overlap; the caller runs it after the call
+   * when the engine did not. A failure of either is the call's.
    */
   createUser(
     target: ManagedTarget,
     create: readonly Statement[],
     vars: StatementVars,
-    recorded: () => Promise<void>,
+    hooks: { recorded: () => Promise<void>; activate: () => Promise<void> },
   ): Promise<void>;
   /**
    * D71: runs the revoke statements for `username`; a user that no longer exists counts as revoked

@@ -258,20 +258,38 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
    * and stops at the first error. The command tags of our parts are checked all the same, so a statement
    * that swallowed them can never pass for a commit. A failure rolls back; a connection that broke rolls
    * back by itself when it closes (it is destroyed, never reused), and a session that ran a failed
-   * statement stays dirty (asAdmin then resets it with DISCARD ALL).
+   * statement stays dirty (asAdmin then resets it with DISCARD ALL). With `besideCommit` the COMMIT and the
+   * reset take a round trip of their own once every statement ran, and `besideCommit` runs at the same time
+   * (a lease's activation: its durable write overlaps the database's, ADR 0030).
    */
   async function inTransaction(
     s: Session,
     statements: readonly { text: string; label: string }[],
-    opts: { last?: { text: string; label: string }; reset?: boolean; beforeCommit?: () => Promise<void> } = {},
+    opts: {
+      last?: { text: string; label: string };
+      reset?: boolean;
+      beforeCommit?: () => Promise<void>;
+      besideCommit?: () => Promise<void>;
+    } = {},
   ): Promise<void> {
-    const { last, reset = false, beforeCommit } = opts;
+    const { last, reset = false, beforeCommit, besideCommit } = opts;
     const n = statements.length;
+    const commit = ['COMMIT', ...(reset ? RESET_SESSION : [])];
+    const tagOf = (ours: string) => ours.split(' ')[0]!;
+    /** Our parts' command tags, where they must be: a statement that swallowed them never passes for them. */
+    const check = (res: pg.QueryResult | pg.QueryResult[], head: string[], tail: string[], label: string) => {
+      const tags = (Array.isArray(res) ? res : [res]).map((r) => r.command);
+      const expected = [...head, ...tail].map(tagOf);
+      const seen = [...tags.slice(0, head.length), ...tags.slice(Math.max(head.length, tags.length - tail.length))];
+      if (seen.join() !== expected.join()) {
+        throw new ManagedDbError('statement', `${label}: its text runs into what follows it (an unterminated quote?)`);
+      }
+    };
     try {
       for (let i = 0; i < Math.max(1, n); i++) {
         const final = i >= n - 1;
         const head = i === 0 ? begin : [];
-        const tail = final ? [...(last ? [last.text] : []), 'COMMIT', ...(reset ? RESET_SESSION : [])] : [];
+        const tail = final ? [...(last ? [last.text] : []), ...(besideCommit ? [] : commit)] : [];
         const statement = statements[i];
         const label = !statement
           ? (last?.label ?? 'COMMIT')
@@ -282,21 +300,21 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
         // Every statement of the round trip at the server's bound: the declaration's and `last`.
         const bounded = Math.max(1, (statement ? 1 : 0) + (final && last ? 1 : 0));
         // `beforeCommit` runs beside the first round trip when that one does not commit, else before it.
-        if (final && beforeCommit) await beforeCommit();
+        const commits = final && !besideCommit;
+        if (commits && beforeCommit) await beforeCommit();
         const [res] = await Promise.all([
           s.run(text, label, undefined, bounded),
-          !final && i === 0 && beforeCommit ? beforeCommit() : undefined,
+          !commits && i === 0 && beforeCommit ? beforeCommit() : undefined,
         ]);
-        const tags = (Array.isArray(res) ? (res as pg.QueryResult[]) : [res]).map((r) => r.command);
-        const tagOf = (ours: string) => ours.split(' ')[0]!;
-        const expected = [...head, ...tail].map(tagOf);
-        const seen = [...tags.slice(0, head.length), ...tags.slice(Math.max(head.length, tags.length - tail.length))];
-        if (seen.join() !== expected.join()) {
-          throw new ManagedDbError(
-            'statement',
-            `${label}: its text runs into what follows it (an unterminated quote?)`,
-          );
-        }
+        check(res as pg.QueryResult | pg.QueryResult[], head, tail, label);
+      }
+      if (besideCommit) {
+        // Every statement ran: the COMMIT (and reset) in a round trip of their own, `besideCommit` at the same
+        // time, and the call fails when either does (both are waited for).
+        const [committed, beside] = await Promise.allSettled([s.run(commit.join('\n;'), 'COMMIT'), besideCommit()]);
+        if (committed.status === 'rejected') throw committed.reason;
+        check(committed.value, [], commit, 'COMMIT');
+        if (beside.status === 'rejected') throw beside.reason;
       }
     } catch (e) {
       await s.run('ROLLBACK', 'ROLLBACK').catch(() => {});
@@ -341,7 +359,7 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
 
     test: (target) => login(target, target.username, target.password),
 
-    async createUser(target, create, vars, recorded) {
+    async createUser(target, create, vars, { recorded, activate }) {
       // D71: one transaction; any failure rolls it back, so no user is left behind. A refusal only because
       // another create changed the same catalog row meanwhile runs the whole transaction again, a few times.
       const grant = {
@@ -355,7 +373,12 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
             try {
               // A D71 statement may change the session (SET ROLE, search_path, ...): reset with the COMMIT.
               s.dirty = true;
-              await inTransaction(s, filled(create, vars), { last: grant, reset: true, beforeCommit: recorded });
+              await inTransaction(s, filled(create, vars), {
+                last: grant,
+                reset: true,
+                beforeCommit: recorded,
+                besideCommit: activate,
+              });
               s.dirty = false;
               return;
             } catch (e) {

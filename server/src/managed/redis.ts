@@ -278,7 +278,7 @@ export function createRedisEngine(ctx: EngineContext): Engine {
 
     test: (target) => login(target, target.username, target.password),
 
-    async createUser(target, create, vars, recorded) {
+    async createUser(target, create, vars, { recorded }) {
       await recorded();
       try {
         await asAdmin(target, (s) => runAll(s, create, vars), [target.password, vars.password]);

@@ -133,29 +133,43 @@ export async function createLease(
       }
       await trx.insertInto('leases').values(lease).execute();
     }));
+  // The lease given: `active`, with its audit entry and event (D66: durable before the answer). PostgreSQL
+  // runs it beside its COMMIT (Engine.createUser), so the two durable writes overlap; a process that dies
+  // between them leaves either a `creating` row whose user the job removes, or an `active` one whose user may
+  // never have been committed, which the job ends at its expiry as any other (a user found gone counts as
+  // revoked). Once: a create run again finds it done.
+  let activation: Promise<void> | undefined;
+  let activated = false;
+  const activate = () =>
+    (activation ??= (async () => {
+      failpoint('lease-after-create');
+      await deps.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('leases')
+          .set({ state: 'active', next_attempt_at: lease.expires_at })
+          .where('id', '=', lease.id)
+          .where('state', '=', 'creating')
+          .execute();
+        await recordChange(trx, ctx, leaseChange('lease.create', access.project.id, env.name, ds, lease));
+      });
+      activated = true;
+    })());
   const password = makePassword();
   const vars: StatementVars = { username: lease.username, password, expiration: lease.expires_at };
   try {
     await withConnection(ctx, access.project, conn, (e, target) =>
-      e.createUser(target, statementsOf(ds.create_statements), vars, record),
+      e.createUser(target, statementsOf(ds.create_statements), vars, { recorded: record, activate }),
     );
+    // The engines without a COMMIT of their own did not run it.
+    await activate();
   } catch (e) {
     // No record (a full maxLeases): the engine made nothing that outlived it, and that is the answer. A
     // failure before the engine asked for the record (no connection) still leaves a `failed` lease.
     await record();
-    await abandonCreate(ctx, access.project, conn, lease, e);
+    await activation?.catch(() => undefined);
+    await abandonCreate(ctx, access.project, conn, lease, e, activated);
     throw e instanceof ManagedDbError ? new AppError('UPSTREAM_FAILED', e.message) : e;
   }
-  failpoint('lease-after-create');
-  await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('leases')
-      .set({ state: 'active', next_attempt_at: lease.expires_at })
-      .where('id', '=', lease.id)
-      .where('state', '=', 'creating')
-      .execute();
-    await recordChange(trx, ctx, leaseChange('lease.create', access.project.id, env.name, ds, lease));
-  });
   const names = leaseKeyNames(ds);
   const fields: Record<string, string> = {
     username: lease.username,
@@ -200,7 +214,9 @@ function leaseChange(
 /**
  * A create that failed: whatever its statements made is removed now (the engines already remove what they
  * made, this makes sure), and the lease ends `failed`. When that removal fails too, the lease is left to the
- * revocation job (`revoke_failed`): a user may exist, and it is not forgotten.
+ * revocation job (`revoke_failed`): a user may exist, and it is not forgotten. A lease already `active` (its
+ * COMMIT failed beside its activation, when the connection broke) has an audit entry of its create: it ends
+ * `revoked`, with the entry of its revocation.
  */
 async function abandonCreate(
   ctx: Ctx,
@@ -208,14 +224,16 @@ async function abandonCreate(
   conn: ConnectionRow,
   lease: LeaseRow,
   cause: unknown,
+  activated: boolean,
 ): Promise<void> {
   const reason = cause instanceof Error ? cause.message.slice(0, 500) : 'create failed';
+  const end_reason = activated ? 'revoked' : 'failed';
   await ctx.deps.db
     .updateTable('leases')
-    .set({ state: 'revoking', end_reason: 'failed', last_error: reason, next_attempt_at: lease.created_at })
+    .set({ state: 'revoking', end_reason, last_error: reason, next_attempt_at: lease.created_at })
     .where('id', '=', lease.id)
     .execute();
-  await revokeOne(ctx.deps, project, conn, { ...lease, state: 'revoking', end_reason: 'failed' }, ctx.principal);
+  await revokeOne(ctx.deps, project, conn, { ...lease, state: 'revoking', end_reason }, ctx.principal);
 }
 
 async function findLease(ctx: Ctx, input: { projectId: string; env: string; name: string; leaseId: string }) {
