@@ -5,7 +5,7 @@
  * loopback port, with a certificate authority made for the run.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,11 +74,14 @@ const PG_BIN = () => {
 
 /**
  * A PostgreSQL cluster of its own that checks passwords (SCRAM-SHA-256) and serves TLS; `postgres` is its
- * superuser with `password`. The cluster runs as the `postgres` system user, as PostgreSQL requires.
+ * superuser with `password`. The cluster runs as the `postgres` system user, as PostgreSQL requires. It logs
+ * every DDL statement (`log_statement = 'ddl'`, as an operator auditing role changes would): `statementLog()`
+ * is what it logged so far, where a password sent in a statement would be.
  */
 export async function startScramPostgres(certs: Certs): Promise<{
   port: number;
   password: string;
+  statementLog(): string;
   stop(): Promise<void>;
 }> {
   const dir = mkdtempSync(join(tmpdir(), 'svcenv-pg-'));
@@ -105,6 +108,8 @@ export async function startScramPostgres(certs: Certs): Promise<{
     [
       ...['-u', 'postgres', '--', `${PG_BIN()}/postgres`, '-D', data, '-p', String(port), '-k', dir],
       ...['-c', 'listen_addresses=127.0.0.1', '-c', 'ssl=on', '-c', 'fsync=off'],
+      ...['-c', 'log_statement=ddl', '-c', 'logging_collector=on', '-c', `log_directory=${join(dir, 'log')}`],
+      ...['-c', 'log_filename=statements.log'],
       ...['-c', `ssl_cert_file=${join(dir, 'server.pem')}`, '-c', `ssl_key_file=${join(dir, 'server.key')}`],
     ],
     { stdio: 'ignore' },
@@ -113,6 +118,10 @@ export async function startScramPostgres(certs: Certs): Promise<{
   return {
     port,
     password,
+    statementLog: () => {
+      const file = join(dir, 'log', 'statements.log');
+      return existsSync(file) ? readFileSync(file, 'utf8') : '';
+    },
     async stop() {
       // runuser does not pass a signal on: pg_ctl stops the postmaster, and runuser ends with it.
       const exited = new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(null)));

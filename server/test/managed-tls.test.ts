@@ -9,7 +9,16 @@ import { createdLease, testConnectionResponse } from '@svcenv/contract';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, createToken, dialectName, signupUser, startApp, type TestApp, upsert } from './harness.js';
+import {
+  createProject,
+  createToken,
+  dialectName,
+  signupUser,
+  startApp,
+  type TestApp,
+  until,
+  upsert,
+} from './harness.js';
 import { PG } from './managed-dbs.js';
 import { type Certs, makeCerts, startScramPostgres, startTlsRedis } from './managed-servers.js';
 
@@ -140,8 +149,28 @@ describe(`managed databases with passwords and TLS (D70-D72, ${dialectName})`, (
       const user = lease.values.APP_USERNAME!;
       expect(await login(user, lease.values.APP_PASSWORD!)).toBe(true);
       expect(await login(user, `${lease.values.APP_PASSWORD!}x`)).toBe(false);
+      // The create sent the password's SCRAM verifier in its place: the database's statement log holds the
+      // statement, never the password (ADR 0029).
+      await until('the CREATE ROLE logged', () => server.statementLog().includes(`CREATE ROLE "${user}"`));
+      expect(server.statementLog()).toMatch(new RegExp(`CREATE ROLE "${user}" LOGIN PASSWORD 'SCRAM-SHA-256\\$4096:`));
+      expect(server.statementLog()).not.toContain(lease.values.APP_PASSWORD!);
       expect((await send('DELETE', `/envs/dev/dynamic/app/leases/${lease.id}`)).status).toBe(204);
       expect(await login(user, lease.values.APP_PASSWORD!)).toBe(false);
+    });
+
+    it('many leases at once, past the stock of prepared passwords: each logs in with its own', async () => {
+      const leases = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const res = await send('POST', '/envs/dev/dynamic/app/leases');
+          expect(res.status, res.text).toBe(201);
+          return createdLease.parse(res.body);
+        }),
+      );
+      for (const lease of leases) {
+        expect(await login(lease.values.APP_USERNAME!, lease.values.APP_PASSWORD!)).toBe(true);
+        expect(server.statementLog()).not.toContain(lease.values.APP_PASSWORD!);
+        expect((await send('DELETE', `/envs/dev/dynamic/app/leases/${lease.id}`)).status).toBe(204);
+      }
     });
 
     it('rotate-root: the first password stops working and svcenv still logs in (D70)', async () => {

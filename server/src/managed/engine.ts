@@ -103,6 +103,11 @@ export interface Engine {
    * COMMIT once every statement ran, so the two durable writes overlap; the caller runs it after the call
    * when the engine did not. A failure of either is the call's.
    */
+  /**
+   * A new lease's password (`makePassword`'s kind); PostgreSQL hands out one whose SCRAM verifier it made
+   * ahead, which its create sends in the password's place. Absent: the caller makes one.
+   */
+  newPassword?(): string;
   createUser(
     target: ManagedTarget,
     create: readonly Statement[],

@@ -12,7 +12,7 @@ import {
   targetAddress,
   tlsOptions,
 } from './common.js';
-import { fillPlaceholders, passwordProblem } from './credentials.js';
+import { fillPlaceholders, makePassword, passwordProblem } from './credentials.js';
 import { type Engine, ManagedDbError, type ManagedTarget, type Statement, type StatementVars } from './engine.js';
 
 /**
@@ -78,6 +78,57 @@ async function scramVerifier(password: string): Promise<string> {
   const storedKey = createHash('sha256').update(clientKey).digest('base64');
   const serverKey = createHmac('sha256', salted).update('Server Key').digest('base64');
   return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey}:${serverKey}`;
+}
+
+/**
+ * `PASSWORD '{{password}}'` in a create statement (ENCRYPTED or not): where PostgreSQL takes the password's
+ * SCRAM verifier in its place, with the same effect. The lease's create sends the verifier there, as
+ * setPassword does, so the password itself never reaches the database (its statement log, pg_stat_activity).
+ */
+const PASSWORD_CLAUSE = /\bPASSWORD(\s+)'\{\{password\}\}'/gi;
+
+/**
+ * Lease passwords made ahead with their SCRAM verifiers: hashing one (PBKDF2, 4096 rounds) takes a few ms of
+ * a core, which PostgreSQL spent inside every lease's CREATE ROLE when it was sent the password, and which a
+ * lease now need not wait for (bench/leases.bench.ts). Filled one at a time in the background, up to `size`,
+ * from the first password asked for on (a server that never leases never hashes); a password handed out keeps
+ * its verifier until its create takes it, and one whose create never came (the lease failed before it) is
+ * forgotten past a bound. An empty stock (a burst) hashes in the create, off the event loop.
+ */
+function verifierStock(size: number) {
+  const ready: { password: string; verifier: string }[] = [];
+  const handedOut = new Map<string, string>();
+  let filling = false;
+  const fill = () => {
+    if (filling || ready.length >= size) return;
+    filling = true;
+    const password = makePassword();
+    scramVerifier(password).then(
+      (verifier) => {
+        ready.push({ password, verifier });
+        filling = false;
+        fill();
+      },
+      () => {
+        filling = false;
+      },
+    );
+  };
+  return {
+    newPassword(): string {
+      const got = ready.shift();
+      fill();
+      if (!got) return makePassword();
+      handedOut.set(got.password, got.verifier);
+      if (handedOut.size > 64) handedOut.delete(handedOut.keys().next().value!);
+      return got.password;
+    },
+    verifierOf(password: string): Promise<string> {
+      const verifier = handedOut.get(password);
+      handedOut.delete(password);
+      return verifier !== undefined ? Promise.resolve(verifier) : scramVerifier(password);
+    },
+  };
 }
 
 interface Session {
@@ -343,6 +394,17 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
     }
   }
 
+  const verifiers = verifierStock(4);
+
+  /** The create statements with the verifier of `password` in each `PASSWORD '{{password}}'`. */
+  async function withVerifier(create: readonly Statement[], password: string): Promise<readonly Statement[]> {
+    if (!create.some((c) => typeof c === 'string' && c.match(PASSWORD_CLAUSE))) return create;
+    const literal = escapeLiteral(await verifiers.verifierOf(password));
+    return create.map((c) =>
+      typeof c === 'string' ? c.replace(PASSWORD_CLAUSE, (_, space) => `PASSWORD${space}${literal}`) : c,
+    );
+  }
+
   return {
     kind: 'postgres',
     defaultPort: 5432,
@@ -359,7 +421,10 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
 
     test: (target) => login(target, target.username, target.password),
 
+    newPassword: () => verifiers.newPassword(),
+
     async createUser(target, create, vars, { recorded, activate }) {
+      const statements = filled(await withVerifier(create, vars.password), vars);
       // D71: one transaction; any failure rolls it back, so no user is left behind. A refusal only because
       // another create changed the same catalog row meanwhile runs the whole transaction again, a few times.
       const grant = {
@@ -373,7 +438,7 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
             try {
               // A D71 statement may change the session (SET ROLE, search_path, ...): reset with the COMMIT.
               s.dirty = true;
-              await inTransaction(s, filled(create, vars), {
+              await inTransaction(s, statements, {
                 last: grant,
                 reset: true,
                 beforeCommit: recorded,

@@ -154,7 +154,7 @@ export async function createLease(
       });
       activated = true;
     })());
-  const password = makePassword();
+  const password = engine.newPassword?.() ?? makePassword();
   const vars: StatementVars = { username: lease.username, password, expiration: lease.expires_at };
   try {
     await withConnection(ctx, access.project, conn, (e, target) =>
