@@ -6,6 +6,8 @@
  *      in flight), against PostgreSQL. Floor: the same create statements sent by a bare `pg` client over one
  *      pooled connection (BEGIN; CREATE ROLE ... LOGIN PASSWORD ... VALID UNTIL ...; GRANT ...; COMMIT), and a
  *      pool of as many connections for the concurrent load. Goal: a lease within 2x of the bare statements.
+ *      Beside it, at 1 in flight, the bare statements with the password's SCRAM verifier made before the clock
+ *      starts, as the server makes its own ahead (ADR 0029): PostgreSQL then hashes nothing.
  *   b. time from spawning `svcenv run --all -- date +%s%N` to the child's start, with one dynamic secret in
  *      scope, beside the same run in an environment without one (the floor) and with --no-dynamic. Goal:
  *      within 15 ms of the floor.
@@ -18,6 +20,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { build, hostTarget } from '../cli/build.js';
+import { scramVerifier } from '../server/src/managed/postgres.js';
 import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
 
 const repoRoot = join(import.meta.dirname, '..');
@@ -111,6 +114,41 @@ try {
       c.release();
     }
   };
+  /**
+   * A reference beside the floor: the same statements with the password's SCRAM verifier in its place, made
+   * before the clock starts (as the server makes its verifiers ahead, ADR 0029): the fastest these statements
+   * can be, since PostgreSQL then hashes nothing.
+   */
+  let prepared: { password: string; verifier: string }[] = [];
+  const prepare = async (n: number) => {
+    prepared = await Promise.all(
+      Array.from({ length: n }, async () => {
+        const password = randomBytes(24).toString('base64url').slice(0, 32);
+        return { password, verifier: await scramVerifier(password) };
+      }),
+    );
+  };
+  const bareVerifier = async () => {
+    const username = `v_dev_bench_${randomBytes(6).toString('hex')}`;
+    const { verifier } = prepared.pop()!;
+    const expiration = new Date(Date.now() + 3_600_000).toISOString();
+    bareRoles.push(username);
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      for (const s of CREATE) {
+        await c.query(
+          s
+            .replaceAll('{{username}}', username)
+            .replaceAll("'{{password}}'", pg.escapeLiteral(verifier))
+            .replaceAll('{{expiration}}', expiration),
+        );
+      }
+      await c.query('COMMIT');
+    } finally {
+      c.release();
+    }
+  };
   const revokeAll = async () => {
     for (const id of leaseIds.splice(0)) await call('DELETE', `/envs/dev/dynamic/bench/leases/${id}`, undefined, token);
     const c = await pool.connect();
@@ -126,9 +164,17 @@ try {
   await rate(20, 1, bare);
   await revokeAll();
 
-  const figures = { api1: [] as number[], bare1: [] as number[], apiN: [] as number[], bareN: [] as number[] };
+  const figures = {
+    api1: [] as number[],
+    bare1: [] as number[],
+    verifier1: [] as number[],
+    apiN: [] as number[],
+    bareN: [] as number[],
+  };
   for (let r = 0; r < ROUNDS; r++) {
     figures.bare1.push(await rate(LEASES, 1, bare));
+    await prepare(LEASES);
+    figures.verifier1.push(await rate(LEASES, 1, bareVerifier));
     figures.api1.push(await rate(LEASES, 1, lease));
     figures.bareN.push(await rate(LEASES, CONCURRENCY, bare));
     figures.apiN.push(await rate(LEASES, CONCURRENCY, lease));
@@ -140,6 +186,13 @@ try {
     row(name, perS(a), perS(f), `${(f / a).toFixed(2)}x the bare time per lease (goal <= 2x)`);
   };
   show('a. leases through the API, 1 in flight', figures.api1, figures.bare1);
+  const [a1, v1] = [median(figures.api1), median(figures.verifier1)];
+  row(
+    '   reference: bare, the SCRAM verifier made ahead',
+    perS(a1),
+    perS(v1),
+    `${(v1 / a1).toFixed(2)}x that reference's time per lease`,
+  );
   show(`a. leases through the API, ${CONCURRENCY} in flight`, figures.apiN, figures.bareN);
 
   // b. spawn to the child's start: the child prints the time it started (date +%s%N). Spawned without

@@ -70,7 +70,7 @@ const pbkdf2Async = promisify(pbkdf2);
  * PASSWORD` never carries the password itself: a server that logs statements (log_statement = 'ddl') logs
  * only the verifier. The password is printable ASCII (passwordProblem), for which SASLprep changes nothing.
  */
-async function scramVerifier(password: string): Promise<string> {
+export async function scramVerifier(password: string): Promise<string> {
   const iterations = 4096;
   const salt = randomBytes(16);
   const salted = await pbkdf2Async(password, salt, iterations, 32, 'sha256');
