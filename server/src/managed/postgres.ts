@@ -88,9 +88,10 @@ export async function scramVerifier(password: string): Promise<string> {
 const PASSWORD_CLAUSE = /\bPASSWORD(\s+)'\{\{password\}\}'/gi;
 
 /**
- * Lease passwords made ahead with their SCRAM verifiers: hashing one (PBKDF2, 4096 rounds) takes a few ms of
- * a core, which PostgreSQL spent inside every lease's CREATE ROLE when it was sent the password, and which a
- * lease now need not wait for (bench/leases.bench.ts). Filled one at a time in the background, up to `size`,
+ * Lease passwords made ahead with their SCRAM verifiers: hashing one (PBKDF2, 4096 rounds) takes about 3 ms
+ * of a core, which a lease then need not wait for (PostgreSQL itself still spends as long checking that the
+ * verifier is not one of an empty password, as it spent hashing a password sent in the clear; so a lease is
+ * as fast as before, bench/leases.bench.ts). Filled one at a time in the background, up to `size`,
  * from the first password asked for on (a server that never leases never hashes); a password handed out keeps
  * its verifier until its create takes it, and one whose create never came (the lease failed before it) is
  * forgotten past a bound. An empty stock (a burst) hashes in the create, off the event loop.
