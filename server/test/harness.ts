@@ -317,7 +317,13 @@ export interface ServerProcess extends Client {
  * checkout of the repository (`cwd`).
  */
 export async function startServer(
-  opts: { env?: Record<string, string>; dataDir?: string; command?: { args: string[]; cwd?: string } } = {},
+  opts: {
+    env?: Record<string, string>;
+    dataDir?: string;
+    /** `file` (default: this Node) with `args`; a benchmark runs the server under a tool such as valgrind. */
+    command?: { file?: string; args: string[]; cwd?: string };
+    startTimeoutMs?: number;
+  } = {},
 ): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svcenv-srv-'));
   const env: Record<string, string> = {
@@ -331,7 +337,7 @@ export async function startServer(
   // Node itself with tsx as a loader, not the tsx command: that one runs the server as a grandchild, which a
   // SIGKILL of the child would leave running (and still serving) behind the test's back.
   const args = opts.command?.args ?? ['--import', 'tsx', join(repoRoot, 'server', 'src', 'main.ts')];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(opts.command?.file ?? process.execPath, args, {
     cwd: opts.command?.cwd ?? repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -350,7 +356,7 @@ export async function startServer(
   const exited = new Promise<never>((_, reject) =>
     child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`))),
   );
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
   for (;;) {
     const up = await Promise.race([healthy(url), exited]);
     if (up) break;
