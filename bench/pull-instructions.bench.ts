@@ -35,14 +35,19 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BASELINE = process.env.BENCH_BASELINE;
 /**
- * V8 flags of the counted servers. By default `--max-opt=1`: V8 runs the code in its baseline tier
- * (Sparkplug) and never re-optimizes it. With the optimizing compilers on, when a function is optimized,
- * inlined or deoptimized changed from round to round, and their work (counted: it runs in the server's
- * threads) moved a round's count by up to 30%; in the baseline tier the same load counts the same within
- * about 1%, apart from SQLite's WAL checkpoints (one in some rounds). The figures are then those of
- * unoptimized code, larger than in production, and compare two loads on the same code, which is the question.
+ * V8 flags of the counted servers. By default:
+ * - `--max-opt=1`: V8 runs the code in its baseline tier (Sparkplug) and never re-optimizes it. With the
+ *   optimizing compilers on, when a function is optimized, inlined or deoptimized changed from round to round,
+ *   and their work (counted: it runs in the server's threads) moved a round's count by up to 30%. The figures
+ *   are then those of unoptimized code, larger than in production, and compare two loads on the same code,
+ *   which is the question.
+ * - `--initial-old-space-size=2048 --no-memory-reducer`: no full garbage collection during the benchmark; one
+ *   (about 240 M instructions) fell into one load of some runs and added 25% to it.
+ * With these a load's rounds agree within about 1% (2026-12-04: 1,054 k to 1,067 k instructions a pull).
  */
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-opt=1').split(' ').filter(Boolean);
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-opt=1 --initial-old-space-size=2048 --no-memory-reducer')
+  .split(' ')
+  .filter(Boolean);
 /** Only these loads (comma-separated names as below), e.g. while finding where a difference comes from. */
 const ONLY = process.env.BENCH_LOADS?.split(',');
 
