@@ -92,10 +92,13 @@ try {
     if (res.status !== 201) throw new Error(`lease: ${res.status} ${await res.text()}`);
     leaseIds.push(((await res.json()) as { id: string }).id);
   };
-  // The same statements, filled in as the server fills them, over one pooled connection per in-flight call.
-  const bare = async () => {
+  const newPassword = () => randomBytes(24).toString('base64url').slice(0, 32);
+  /**
+   * The same statements, filled in as the server fills them, over one pooled connection per in-flight call;
+   * `secret` is what goes in the password's quotes (the password itself, or its SCRAM verifier).
+   */
+  const bareWith = async (secret: string) => {
     const username = `v_dev_bench_${randomBytes(6).toString('hex')}`;
-    const password = randomBytes(24).toString('base64url').slice(0, 32);
     const expiration = new Date(Date.now() + 3_600_000).toISOString();
     bareRoles.push(username);
     const c = await pool.connect();
@@ -105,7 +108,7 @@ try {
         await c.query(
           s
             .replaceAll('{{username}}', username)
-            .replaceAll('{{password}}', password)
+            .replaceAll("'{{password}}'", pg.escapeLiteral(secret))
             .replaceAll('{{expiration}}', expiration),
         );
       }
@@ -114,41 +117,17 @@ try {
       c.release();
     }
   };
+  const bare = () => bareWith(newPassword());
   /**
    * A reference beside the floor: the same statements with the password's SCRAM verifier in its place, made
-   * before the clock starts (as the server makes its verifiers ahead, ADR 0029): the fastest these statements
-   * can be, since PostgreSQL then hashes nothing.
+   * before the clock starts (as the server makes its verifiers ahead, ADR 0029). PostgreSQL then hashes no
+   * password, but checks the verifier against the empty one, which costs as much.
    */
-  let prepared: { password: string; verifier: string }[] = [];
+  let prepared: string[] = [];
   const prepare = async (n: number) => {
-    prepared = await Promise.all(
-      Array.from({ length: n }, async () => {
-        const password = randomBytes(24).toString('base64url').slice(0, 32);
-        return { password, verifier: await scramVerifier(password) };
-      }),
-    );
+    prepared = await Promise.all(Array.from({ length: n }, () => scramVerifier(newPassword())));
   };
-  const bareVerifier = async () => {
-    const username = `v_dev_bench_${randomBytes(6).toString('hex')}`;
-    const { verifier } = prepared.pop()!;
-    const expiration = new Date(Date.now() + 3_600_000).toISOString();
-    bareRoles.push(username);
-    const c = await pool.connect();
-    try {
-      await c.query('BEGIN');
-      for (const s of CREATE) {
-        await c.query(
-          s
-            .replaceAll('{{username}}', username)
-            .replaceAll("'{{password}}'", pg.escapeLiteral(verifier))
-            .replaceAll('{{expiration}}', expiration),
-        );
-      }
-      await c.query('COMMIT');
-    } finally {
-      c.release();
-    }
-  };
+  const bareVerifier = () => bareWith(prepared.pop()!);
   const revokeAll = async () => {
     for (const id of leaseIds.splice(0)) await call('DELETE', `/envs/dev/dynamic/bench/leases/${id}`, undefined, token);
     const c = await pool.connect();
