@@ -1,9 +1,10 @@
 /**
  * Where a pull's time goes: the compiled server (dist/server/main.mjs, what `npm start` runs) under
  * `node --cpu-prof`, driven by autocannon with a conditional pull (304) or a pull (200) for PROFILE_SECONDS,
+ * or (`lease`) with D71 leases on the machine's PostgreSQL, BENCH_CONNECTIONS in flight,
  * then the profile's top functions by self time and its time by package. Not a benchmark (the profiler
  * slows everything down); it answers "which functions", the benchmark answers "how fast".
- *   npx tsx bench/profile.ts [304|200] [top N]      (BENCH_DATABASE_URL: on PostgreSQL; BENCH_CONNECTIONS,
+ *   npx tsx bench/profile.ts [304|200|lease] [top N]      (BENCH_DATABASE_URL: on PostgreSQL; BENCH_CONNECTIONS,
  *   default 10; PROFILE_CALLERS=writev,read: those functions' self time split by the chain of their callers,
  *   e.g. a socket write under `pg`'s query submit apart from one under the HTTP answer)
  * The raw .cpuprofile is kept (its path is printed) for Chromium's DevTools.
@@ -25,7 +26,7 @@ import {
   upsert,
 } from '../server/test/harness.js';
 
-const mode = process.argv[2] === '200' ? '200' : '304';
+const mode = process.argv[2] === '200' || process.argv[2] === 'lease' ? process.argv[2] : '304';
 const TOP = Number(process.argv[3] ?? 30);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -60,15 +61,72 @@ try {
     })),
   );
   const { token } = await createToken(srv, jwt, { scope: 'read' });
-  const path = `/v1/projects/${p.id}/envs/dev/pull`;
+  if (mode === 'lease') {
+    await profileLeases(p.id, jwt, token);
+  } else {
+    await profilePulls(p.id, token);
+  }
+} finally {
+  await srv.stop();
+  await pg?.drop();
+}
+
+/**
+ * `lease`: D71 leases of a dynamic secret on the machine's PostgreSQL (as bench/leases.bench.ts makes them),
+ * BENCH_CONNECTIONS in flight; every role made is dropped afterwards.
+ */
+async function profileLeases(projectId: string, jwt: string, token: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await srv.request(method, `/v1/projects/${projectId}${path}`, { token: jwt, body });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+    return res;
+  };
+  await call('POST', '/connections', {
+    name: 'pg',
+    kind: 'postgres',
+    host: '127.0.0.1',
+    port: 5432,
+    database: 'test',
+    username: 'postgres',
+    password: 'pw-trust-ignores-it',
+    tls: { mode: 'disable' },
+  });
+  await call('PUT', '/envs/dev/dynamic/profile', {
+    connection: 'pg',
+    create: [
+      `CREATE ROLE "{{username}}" LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`,
+      `GRANT pg_monitor TO "{{username}}"`,
+    ],
+    maxLeases: 10_000,
+  });
+  try {
+    const r = await autocannon({
+      url: `${srv.url}/v1/projects/${projectId}/envs/dev/dynamic/profile/leases`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    console.log(
+      `lease load: ${r.requests.total} requests (${r.non2xx} not 2xx), ${r.requests.average.toFixed(0)}/s under the profiler`,
+    );
+  } finally {
+    // Every lease's role, revoked through svcenv (which drops it), one at a time.
+    const listed = await call('GET', '/envs/dev/dynamic/profile/leases');
+    for (const l of (listed.body as { leases: { id: string }[] }).leases) {
+      await call('DELETE', `/envs/dev/dynamic/profile/leases/${l.id}`);
+    }
+  }
+}
+
+async function profilePulls(projectId: string, token: string) {
+  const path = `/v1/projects/${projectId}/envs/dev/pull`;
   const first = await srv.request('GET', path, { token });
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (mode === '304') headers['if-none-match'] = first.headers.get('etag')!;
   const r = await autocannon({ url: `${srv.url}${path}`, connections: CONNECTIONS, duration: SECONDS, headers });
   console.log(`${mode} load: ${r.requests.total} requests, ${r.requests.average.toFixed(0)} req/s under the profiler`);
-} finally {
-  await srv.stop();
-  await pg?.drop();
 }
 
 interface Node {
