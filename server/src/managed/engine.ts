@@ -87,6 +87,11 @@ export interface Engine {
   /** D70 `test`: logs in as the connection's user and out again. */
   test(target: ManagedTarget): Promise<void>;
   /**
+   * A new lease's password (`makePassword`'s kind); PostgreSQL hands out one whose SCRAM verifier it made
+   * ahead, which its create sends in the password's place. Absent: the caller makes one.
+   */
+  newPassword?(): string;
+  /**
    * D71: runs the create statements with their placeholders filled (SQL: in one transaction), then what the
    * engine adds (PostgreSQL grants the new role to the connection user, so that the default revoke's
    * REASSIGN OWNED / DROP OWNED work for a user with only CREATEROLE). A failure leaves no user behind:
@@ -103,11 +108,6 @@ export interface Engine {
    * COMMIT once every statement ran, so the two durable writes overlap; the caller runs it after the call
    * when the engine did not. A failure of either is the call's.
    */
-  /**
-   * A new lease's password (`makePassword`'s kind); PostgreSQL hands out one whose SCRAM verifier it made
-   * ahead, which its create sends in the password's place. Absent: the caller makes one.
-   */
-  newPassword?(): string;
   createUser(
     target: ManagedTarget,
     create: readonly Statement[],

@@ -312,7 +312,7 @@ export function createPostgresEngine(ctx: EngineContext): Engine {
    * back by itself when it closes (it is destroyed, never reused), and a session that ran a failed
    * statement stays dirty (asAdmin then resets it with DISCARD ALL). With `besideCommit` the COMMIT and the
    * reset take a round trip of their own once every statement ran, and `besideCommit` runs at the same time
-   * (a lease's activation: its durable write overlaps the database's, ADR 0030).
+   * (a lease's activation: its durable write overlaps the database's, ADR 0029).
    */
   async function inTransaction(
     s: Session,
