@@ -22,6 +22,7 @@ import pg from 'pg';
 import { build, hostTarget } from '../cli/build.js';
 import { scramVerifier } from '../server/src/managed/postgres.js';
 import { createProject, createToken, signupUser, startServer, upsert } from '../server/test/harness.js';
+import { machinePgConnection } from '../server/test/managed-dbs.js';
 
 const repoRoot = join(import.meta.dirname, '..');
 const svcenv = join(repoRoot, 'dist', 'cli', `svcenv-${hostTarget}`);
@@ -68,16 +69,7 @@ try {
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
     return res;
   };
-  await call('POST', '/connections', {
-    name: 'pg',
-    kind: 'postgres',
-    host: '127.0.0.1',
-    port: PG.port,
-    database: PG.database,
-    username: 'postgres',
-    password: 'pw-trust-ignores-it',
-    tls: { mode: 'disable' },
-  });
+  await call('POST', '/connections', machinePgConnection());
   await call('PUT', '/envs/dev/dynamic/bench', { connection: 'pg', create: CREATE, maxLeases: 10_000 });
   await upsert(server, jwt, project.id, ['dev', 'staging'], [{ key: 'PORT', value: '8080', type: 'plain' }]);
 

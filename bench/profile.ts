@@ -25,6 +25,7 @@ import {
   startServer,
   upsert,
 } from '../server/test/harness.js';
+import { machinePgConnection } from '../server/test/managed-dbs.js';
 
 const mode = process.argv[2] === '200' || process.argv[2] === 'lease' ? process.argv[2] : '304';
 const TOP = Number(process.argv[3] ?? 30);
@@ -81,16 +82,7 @@ async function profileLeases(projectId: string, jwt: string, token: string) {
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
     return res;
   };
-  await call('POST', '/connections', {
-    name: 'pg',
-    kind: 'postgres',
-    host: '127.0.0.1',
-    port: 5432,
-    database: 'test',
-    username: 'postgres',
-    password: 'pw-trust-ignores-it',
-    tls: { mode: 'disable' },
-  });
+  await call('POST', '/connections', machinePgConnection());
   await call('PUT', '/envs/dev/dynamic/profile', {
     connection: 'pg',
     create: [

@@ -22,11 +22,11 @@ import {
   upsert,
 } from './harness.js';
 import {
+  machinePgConnection,
   mariadbAdmin,
   mariadbCanLogin,
   mariadbRoot,
   mariadbUserExists,
-  PG,
   pgAdmin,
   pgDropRoles,
   pgRoleExists,
@@ -119,16 +119,7 @@ describe(`credentials across a kill -9 (D71, D72, ${dialectName})`, () => {
     const { jwt, projectId } = await setUp('lease-after-create');
     const pgConn = await srv!.request('POST', `/v1/projects/${projectId}/connections`, {
       token: jwt,
-      body: {
-        name: 'pg',
-        kind: 'postgres',
-        host: '127.0.0.1',
-        port: PG.port,
-        database: PG.database,
-        username: 'postgres',
-        password: 'pw-trust-ignores-it',
-        tls: { mode: 'disable' },
-      },
+      body: machinePgConnection(),
     });
     expect(pgConn.status, pgConn.text).toBe(201);
     const put = await srv!.request('PUT', `/v1/projects/${projectId}/envs/dev/dynamic/pgcrash`, {

@@ -19,6 +19,18 @@ export const PG = { host: '127.0.0.1', port: 5432, database: 'test' };
 export const MARIADB = { host: '127.0.0.1', port: 3306 };
 export const REDIS = { host: '127.0.0.1', port: 6379 };
 
+/** A D70 connection (its request body) to the machine's PostgreSQL as `postgres`: trust auth, the password unchecked. */
+export const machinePgConnection = (name = 'pg') => ({
+  name,
+  kind: 'postgres',
+  host: PG.host,
+  port: PG.port,
+  database: PG.database,
+  username: 'postgres',
+  password: 'pw-trust-ignores-it',
+  tls: { mode: 'disable' },
+});
+
 const rand = () => randomBytes(4).toString('hex');
 
 /**
