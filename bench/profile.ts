@@ -74,7 +74,7 @@ try {
 
 /**
  * `lease`: D71 leases of a dynamic secret on the machine's PostgreSQL (as bench/leases.bench.ts makes them),
- * BENCH_CONNECTIONS in flight; every role made is dropped afterwards.
+ * BENCH_CONNECTIONS in flight; every lease is revoked afterwards (its role dropped).
  */
 async function profileLeases(projectId: string, jwt: string, token: string) {
   const call = async (method: string, path: string, body?: unknown) => {
@@ -104,10 +104,12 @@ async function profileLeases(projectId: string, jwt: string, token: string) {
       `lease load: ${r.requests.total} requests (${r.non2xx} not 2xx), ${r.requests.average.toFixed(0)}/s under the profiler`,
     );
   } finally {
-    // Every lease's role, revoked through svcenv (which drops it), one at a time.
-    const listed = await call('GET', '/envs/dev/dynamic/profile/leases');
-    for (const l of (listed.body as { leases: { id: string }[] }).leases) {
-      await call('DELETE', `/envs/dev/dynamic/profile/leases/${l.id}`);
+    // Every lease's role, revoked through svcenv (which drops it), one at a time; the listing answers at most
+    // 200 open leases, so it is read again until none is left.
+    for (;;) {
+      const listed = (await call('GET', '/envs/dev/dynamic/profile/leases')).body as { leases: { id: string }[] };
+      if (listed.leases.length === 0) break;
+      for (const l of listed.leases) await call('DELETE', `/envs/dev/dynamic/profile/leases/${l.id}`);
     }
   }
 }
