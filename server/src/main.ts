@@ -68,6 +68,7 @@ async function main(): Promise<void> {
     await deps.jobs.stop();
     await deps.engines.close();
     await deps.auditBatcher.drain();
+    await deps.writeGroup.drain();
     await db.close();
     app.log.info('stopped');
     logStream.flushSync();

@@ -20,6 +20,7 @@ import { IssuerKeyCache } from './runtime/issuer-keys.js';
 import { OidcDiscovery } from './runtime/oidc-discovery.js';
 import { RenderCache } from './runtime/render-cache.js';
 import { UnchangedPullAudits } from './runtime/unchanged-pulls.js';
+import { WriteGroup } from './runtime/write-group.js';
 import { registerAccessJobs } from './services/access/expiry.js';
 import type { Deps } from './services/core/deps.js';
 import { registerCredentialJobs } from './services/credentials/jobs.js';
@@ -89,6 +90,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       metrics ? metrics.timeAuditCommits(opts.db.insertAuditRows) : (rows) => opts.db.insertAuditRows(rows),
       opts.db.dialect === 'sqlite' ? 1 : 4,
     ),
+    writeGroup: new WriteGroup(db, opts.db.dialect),
     flushAuditInbox,
     renderCache: new RenderCache(),
     unchangedPulls: new UnchangedPullAudits(),

@@ -243,7 +243,7 @@ describe(`access requests (D74) and who has access (D76), ${dialectName}`, () =>
     expect(byEvent.get('access.request')).toMatchObject({
       env: 'prod',
       projectId: p.id,
-      actor: 'token:' + tok.name,
+      actor: `token:${tok.name}`,
       access: { requestId: asked.body.id, userName: 'Devon', permission: 'read', reason: prodRead.reason },
     });
     expect(byEvent.get('access.approve')).toMatchObject({ actor: 'Adele', access: { status: 'approved' } });

@@ -296,6 +296,7 @@ export async function startApp(
       await deps.jobs.stop();
       await deps.engines.close();
       await deps.auditBatcher.drain();
+      await deps.writeGroup.drain();
       await db.close();
       await pgSchema?.drop();
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });

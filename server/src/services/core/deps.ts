@@ -14,6 +14,7 @@ import type { IssuerKeyCache } from '../../runtime/issuer-keys.js';
 import type { OidcDiscovery } from '../../runtime/oidc-discovery.js';
 import type { RenderCache } from '../../runtime/render-cache.js';
 import type { UnchangedPullAudits } from '../../runtime/unchanged-pulls.js';
+import type { WriteGroup } from '../../runtime/write-group.js';
 import type { PlainVar } from './values.js';
 
 /**
@@ -29,6 +30,8 @@ export interface Deps {
   keyring: ProjectKeyring;
   /** Group commit of the audit rows of reads (services/core/changes.ts recordRead). */
   auditBatcher: AuditBatcher;
+  /** Group commit of short write transactions made by many requests at once (D71 leases; runtime/write-group.ts). */
+  writeGroup: WriteGroup;
   /** Awaited before reading `audit_logs`, outside a transaction (DbHandle.flushAuditInbox: the audit inbox). */
   flushAuditInbox: () => Promise<void>;
   /** Resolved environments by revision (services/pull/pull.ts). */

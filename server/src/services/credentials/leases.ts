@@ -110,10 +110,11 @@ export async function createLease(
   // The record, written before anything the engine sends can outlive the request (the engine calls it and
   // waits, Engine.createUser): on PostgreSQL beside the first create statement, in a transaction not yet
   // committed. Once: a create run again (after "tuple concurrently updated", or with a pending password)
-  // finds it written.
+  // finds it written. Record and activation are each grouped with those of the leases made at the same time
+  // (runtime/write-group.ts: on SQLite, one commit for all of them).
   let recording: Promise<void> | undefined;
   const record = () =>
-    (recording ??= deps.db.transaction().execute(async (trx) => {
+    (recording ??= deps.writeGroup.run(async (trx) => {
       // The count and the insert in one transaction, the declaration's row locked on PostgreSQL (SQLite has
       // one writer): two leases at once cannot both take the last place.
       if (deps.dialect === 'postgres') {
@@ -143,7 +144,7 @@ export async function createLease(
   const activate = () =>
     (activation ??= (async () => {
       failpoint('lease-after-create');
-      await deps.db.transaction().execute(async (trx) => {
+      await deps.writeGroup.run(async (trx) => {
         await trx
           .updateTable('leases')
           .set({ state: 'active', next_attempt_at: lease.expires_at })
