@@ -62,6 +62,9 @@ describe(`credentials across a kill -9 (D71, D72, ${dialectName})`, () => {
 
   /** One account, project and MariaDB connection on a server armed with `failpoint`. */
   async function setUp(failpoint: string) {
+    // The previous test's server first: two processes on one data directory would share its SQLite file and
+    // both run the revocation job, and the first would outlive the suite.
+    await srv?.stop();
     srv = await startServer({ dataDir, env: { ...base, ...store.env, SVCENV_FAILPOINTS: failpoint } });
     const { jwt } = await signupUser(srv, 'Kim');
     const project = await createProject(srv, jwt, { name: `crash-${randomBytes(3).toString('hex')}` });
@@ -186,15 +189,17 @@ describe(`credentials across a kill -9 (D71, D72, ${dialectName})`, () => {
       const res = await srv!.request('GET', `/v1/projects/${projectId}/envs/dev/vars?reveal=true`, { token: jwt });
       return listVarsResponse.parse(res.body).vars.find((v) => v.key === 'APP_DB_PASSWORD')?.value;
     };
-    // The job finishes it once the dead attempt's hold lapses (CONNECTIONS_TIMEOUT_MS x 7 + 10 s).
-    await until('the pending password written', async () => (await value()) !== first, 60_000);
+    // The job finishes it once the dead process's holds lapse: its attempt's on the rotation
+    // (CONNECTIONS_TIMEOUT_MS x 7 + 10 s) and its claim on the rotations task (six sweeps, 60 s: until then no
+    // other process runs the task; services/credentials/jobs.ts).
+    await until('the pending password written', async () => (await value()) !== first, 100_000);
     const now = (await value())!;
     expect(now).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(await mariadbCanLogin(user, now)).toBe(true);
     const rotations = await srv!.request('GET', `/v1/projects/${projectId}/envs/dev/rotations`, { token: jwt });
     expect(listRotationsResponse.parse(rotations.body).rotations[0]).toMatchObject({ lastError: null });
     await mariadbRoot((c) => c.query(`DROP USER '${user}'@'%'`));
-  }, 120_000);
+  }, 150_000);
 
   it('a lease proven by its values after a clean restart too (the row and the user agree)', async () => {
     await srv?.stop();
