@@ -1,6 +1,6 @@
 /** Runs the compiled svcenv as a user would: its own HOME, working directory and environment. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostBinary } from './global-setup.js';
@@ -104,4 +104,33 @@ export function runInTerminal(
     }),
   );
   return { screen: () => screen, type: (text) => child.stdin!.write(text), done };
+}
+
+/**
+ * SIGKILL of the CLI and of every process under it. SIGKILL of the CLI alone leaves its command running (it
+ * cannot forward a signal it never sees), and a command that ignores SIGTERM would then outlive the suite.
+ * Linux (/proc); elsewhere only the CLI itself.
+ */
+export function killTree(child: ChildProcess): void {
+  const under = (pid: number): number[] => {
+    let kids: number[] = [];
+    try {
+      for (const task of readdirSync(`/proc/${pid}/task`)) {
+        const list = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+        if (list) kids = kids.concat(list.split(' ').map(Number));
+      }
+    } catch {
+      // Gone already, or no /proc.
+    }
+    return kids.flatMap((k) => [k, ...under(k)]);
+  };
+  const all = child.pid === undefined ? [] : under(child.pid);
+  child.kill('SIGKILL');
+  for (const pid of all) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Ended meanwhile.
+    }
+  }
 }

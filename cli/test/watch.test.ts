@@ -13,7 +13,7 @@ import {
   startServer,
   upsert,
 } from '../../server/test/harness.js';
-import { type Spawned, spawnCli, tempDir, waitFor } from './helpers.js';
+import { killTree, type Spawned, spawnCli, tempDir, waitFor } from './helpers.js';
 
 const OLD_SECRET = 'old-secret-value-1';
 const NEW_SECRET = 'new-secret-value-2';
@@ -112,7 +112,7 @@ describe('run --watch (D43)', () => {
       process.kill(sleeps()[1]!, 'SIGKILL');
       expect((await run.done).code).toBe(9);
     } finally {
-      run.child.kill('SIGKILL');
+      killTree(run.child);
       for (const pid of sleeps()) if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
@@ -129,7 +129,7 @@ describe('run --watch (D43)', () => {
       await waitFor(() => run.out().stdout.includes('start v2'), 'the restart');
       expect(run.out().stdout).toBe('start v1\ngot-USR1 v1\nstart v2\n');
     } finally {
-      run.child.kill('SIGKILL');
+      killTree(run.child);
     }
     // SIGTERM ignored (the default restart signal): SIGKILL 10 s later, then the new start.
     const stubborn = `trap '' TERM; echo "start $A"; while :; do sleep 0.05; done`;
@@ -143,7 +143,7 @@ describe('run --watch (D43)', () => {
       expect(took).toBeGreaterThan(9_500);
       expect(took).toBeLessThan(13_000);
     } finally {
-      run2.child.kill('SIGKILL');
+      killTree(run2.child);
     }
     const bad = spawnCli(['run', '--watch', '--restart-signal', 'NOPE', '--all', '--', 'true'], {
       env: userEnv('staging'),
@@ -174,7 +174,7 @@ describe('run --watch (D43)', () => {
       run.child.kill('SIGTERM');
       expect((await run.done).code).toBe(128 + 15);
     } finally {
-      run.child.kill('SIGKILL');
+      killTree(run.child);
     }
   }, 60_000);
 });
