@@ -90,7 +90,7 @@ export function buildDeps(opts: WiringOptions, log: FastifyBaseLogger, metrics: 
       metrics ? metrics.timeAuditCommits(opts.db.insertAuditRows) : (rows) => opts.db.insertAuditRows(rows),
       opts.db.dialect === 'sqlite' ? 1 : 4,
     ),
-    writeGroup: new WriteGroup(db, opts.db.dialect),
+    writeGroup: new WriteGroup(opts.db),
     flushAuditInbox,
     renderCache: new RenderCache(),
     unchangedPulls: new UnchangedPullAudits(),

@@ -16,6 +16,14 @@ describe(`write group (${dialectName})`, () => {
     await srv.stop();
   });
 
+  /**
+   * SQLite: the level every statement outside a write-group batch runs at. A batch commits at NORMAL and
+   * fsyncs the WAL itself, off the request thread (DbHandle.transactionSyncedOffThread); left at NORMAL, the
+   * connection would acknowledge every other write before it is durable.
+   */
+  const synchronous = async () =>
+    (await sql<{ synchronous: number }>`pragma synchronous`.execute(srv.db.db)).rows[0]?.synchronous;
+
   const holders = (name: string, db = srv.db.db) =>
     db
       .selectFrom('task_leases')
@@ -61,6 +69,7 @@ describe(`write group (${dialectName})`, () => {
       expect((results[2] as PromiseFulfilledResult<unknown>).value).toBe(2);
     }
     expect(await holders(name)).toEqual(['a', 'c']);
+    if (dialectName === 'sqlite') expect(await synchronous()).toBe(2); // FULL
   });
 
   it.skipIf(dialectName !== 'sqlite')(
@@ -90,6 +99,13 @@ describe(`write group (${dialectName})`, () => {
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/i);
       expect(await holders(name)).toEqual(['a', 'c']);
+      // A COMMIT that failed leaves its transaction open: rolled back, and the level FULL again.
+      expect(await synchronous()).toBe(2);
+      const after = await srv.db.db
+        .insertInto('task_leases')
+        .values({ name: `${name}-after`, holder: 'after', until })
+        .execute();
+      expect(after).toHaveLength(1);
     },
   );
 });

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
@@ -49,6 +49,17 @@ import type { AuditLogsTable, Database } from './schema.js';
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
 
+/**
+ * The fsync after a transactionSyncedOffThread COMMIT failed (an I/O error): the transaction committed, but
+ * is not known to be durable. Its jobs fail; they are not run again.
+ */
+export class WalSyncError extends Error {
+  constructor(cause: unknown) {
+    super('the database file could not be synced to disk', { cause });
+    this.name = 'WalSyncError';
+  }
+}
+
 export interface DbHandle {
   db: Db;
   dialect: Dialect;
@@ -69,6 +80,14 @@ export interface DbHandle {
    * transaction (on SQLite in the audit writer's thread, between its group commits); returns how many.
    */
   pruneAuditBatch(workspaceId: string, cutoff: string, limit: number): Promise<number>;
+  /**
+   * SQLite only: a write transaction whose fsync blocks no request (runtime/write-group.ts). It runs with
+   * synchronous=NORMAL, so its COMMIT writes the WAL without an fsync, on the connection held for it alone
+   * (no other statement runs under NORMAL; FULL again before the connection is let go); then the WAL file is
+   * fsynced on libuv's thread pool, and only then does this resolve. What the caller acknowledges after it
+   * survives power loss, as with synchronous=FULL. Other statements may read its rows during that fsync.
+   */
+  transactionSyncedOffThread?<T>(body: (trx: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -122,7 +141,8 @@ function pgAuditArrays(rows: Insertable<AuditLogsTable>[]): unknown[] {
 
 /**
  * Opens the embedded SQLite database in `dataDir` (D1) or PostgreSQL at `databaseUrl` (D2).
- * SQLite runs in WAL mode with synchronous=FULL: an acknowledged write survives power loss.
+ * SQLite runs in WAL mode with synchronous=FULL: an acknowledged write survives power loss (the write group's
+ * batches commit at NORMAL and fsync the WAL themselves before they acknowledge: transactionSyncedOffThread).
  */
 export function openDb(opts: {
   dataDir: string;
@@ -255,15 +275,43 @@ export function openDb(opts: {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   enableEpochCache(db, sqlite);
   const writer = new AuditWorker(file);
+  // The WAL file's own descriptor, for its fsync: Linux and macOS flush a file's data whichever descriptor
+  // wrote it. The -wal file (WAL mode above made it) keeps its inode while a connection is open: a checkpoint
+  // restarts or truncates it, never replaces it.
+  let walFd: number | null = null;
+  const syncWal = () => {
+    walFd ??= openSync(`${file}-wal`, 'r');
+    const fd = walFd;
+    return new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+  };
   return {
     db,
     dialect: 'sqlite',
     insertAuditRows: (rows) => writer.insert(rows),
     flushAuditInbox: () => writer.flush(),
     pruneAuditBatch: (workspaceId, cutoff, limit) => writer.prune(workspaceId, cutoff, limit),
+    async transactionSyncedOffThread(body) {
+      const value = await db.connection().execute(async (conn) => {
+        // SQLite refuses to change the level inside a transaction; the connection is ours until this returns.
+        sqlite.pragma('synchronous = NORMAL');
+        try {
+          return await conn.transaction().execute(body);
+        } finally {
+          if (sqlite.inTransaction) sqlite.exec('rollback');
+          sqlite.pragma('synchronous = FULL');
+        }
+      });
+      // Committed already: a failed fsync must not make a caller run its job again.
+      await syncWal().catch((e: unknown) => {
+        throw new WalSyncError(e);
+      });
+      return value;
+    },
     async close() {
       await writer.close();
       await db.destroy();
+      if (walFd !== null) closeSync(walFd);
+      walFd = null;
     },
   };
 }

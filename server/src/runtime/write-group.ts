@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, Dialect } from '../db/index.js';
+import { type Db, type DbHandle, WalSyncError } from '../db/index.js';
 import { GroupBatcher } from '../lib/group-batcher.js';
 
 /** A short write transaction's body: database statements only (it may share its transaction with others). */
@@ -19,18 +19,25 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * committed one after the other. A transaction that fails as a whole (its COMMIT) rolled every job back, and
  * each is run again in a transaction of its own.
  *
+ * The batch's fsync runs off this thread as well (DbHandle.transactionSyncedOffThread: the COMMIT writes the
+ * WAL unsynced, libuv's pool fsyncs it, and only then do the jobs resolve). So the thread serves requests
+ * while the disk syncs, and what a job's caller acknowledges is still durable (ADR 0029).
+ *
  * On PostgreSQL commits run in parallel on the pool and block no thread: each job is its own transaction.
  */
 export class WriteGroup {
   private readonly batcher: GroupBatcher<WriteJob<unknown>, Outcome> | null;
 
-  constructor(
-    private readonly db: Db,
-    dialect: Dialect,
-    maxBatch = 64,
-  ) {
+  private readonly db: Db;
+  /** A batch's transaction: on SQLite its fsync runs off this thread (DbHandle.transactionSyncedOffThread). */
+  private readonly transaction: <T>(body: (trx: Db) => Promise<T>) => Promise<T>;
+
+  constructor(handle: Pick<DbHandle, 'db' | 'dialect' | 'transactionSyncedOffThread'>, maxBatch = 64) {
+    this.db = handle.db;
+    const offThread = handle.transactionSyncedOffThread?.bind(handle);
+    this.transaction = offThread ?? ((body) => this.db.transaction().execute(body));
     this.batcher =
-      dialect === 'sqlite'
+      handle.dialect === 'sqlite'
         ? new GroupBatcher<WriteJob<unknown>, Outcome>((jobs) => this.together(jobs), 1, maxBatch)
         : null;
   }
@@ -46,15 +53,12 @@ export class WriteGroup {
   private together(jobs: WriteJob<unknown>[]): Promise<Outcome[]> {
     if (jobs.length === 1) {
       // No savepoint needed: the job's error is its transaction's.
-      return this.db
-        .transaction()
-        .execute(jobs[0]!)
-        .then(
-          (value): Outcome[] => [{ ok: true, value }],
-          (error: unknown): Outcome[] => [{ ok: false, error }],
-        );
+      return this.transaction(jobs[0]!).then(
+        (value): Outcome[] => [{ ok: true, value }],
+        (error: unknown): Outcome[] => [{ ok: false, error }],
+      );
     }
-    return this.db.transaction().execute(async (trx) => {
+    const batch = this.transaction(async (trx) => {
       const outcomes: Outcome[] = [];
       for (const job of jobs) {
         await sql`savepoint write_job`.execute(trx);
@@ -70,6 +74,12 @@ export class WriteGroup {
         }
       }
       return outcomes;
+    });
+    // A batch that committed but whose fsync failed is not run again job by job (that would apply every
+    // job twice): each job fails with the error.
+    return batch.catch((error: unknown) => {
+      if (error instanceof WalSyncError) return jobs.map((): Outcome => ({ ok: false, error }));
+      throw error;
     });
   }
 
