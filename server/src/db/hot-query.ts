@@ -27,6 +27,25 @@ export function hotQuery<A extends unknown[], R>(db: Db, arity: A['length'], bui
   };
 }
 
+/**
+ * hotQuery's compile-once for a query that runs inside a transaction: compiled at start-up as hotQuery's are,
+ * then executed on the handle it is given (a transaction's, whose connection it must use: on SQLite a query
+ * on the pool's handle would wait for the connection the transaction holds). A short write transaction made
+ * per request (a D71 lease's record and activation, services/credentials/leases.ts) then pays its queries'
+ * execution only, not their building and compiling.
+ */
+export function compiledStatement<A extends unknown[], R>(
+  arity: A['length'],
+  build: (...args: A) => Compilable<R>,
+): (on: Db, ...args: A) => Promise<R[]> {
+  const placeholders = argPlaceholders(arity);
+  const compiled = build(...(placeholders as unknown as A)).compile();
+  // Each compiled parameter: an argument's placeholder (its index) or a constant of the query (-1, kept).
+  const argIndex = compiled.parameters.map((p) => placeholders.indexOf(p as string));
+  const paramsOf = (args: readonly unknown[]) => argIndex.map((i, n) => (i >= 0 ? args[i] : compiled.parameters[n]));
+  return async (on, ...args) => (await on.executeQuery<R>(CompiledQuery.raw(compiled.sql, paramsOf(args)))).rows;
+}
+
 /** One placeholder per argument, for `build` to put where the argument goes. */
 const argPlaceholders = (arity: number) => Array.from({ length: arity }, (_, i) => `\u0000hot-query-arg-${i}\u0000`);
 

@@ -284,6 +284,9 @@ export function openDb(opts: {
     const fd = walFd;
     return new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
   };
+  // Prepared once: better-sqlite3's pragma() parses its statement at every call, twice per batch here.
+  const syncNormal = sqlite.prepare('PRAGMA synchronous = NORMAL');
+  const syncFull = sqlite.prepare('PRAGMA synchronous = FULL');
   return {
     db,
     dialect: 'sqlite',
@@ -293,12 +296,16 @@ export function openDb(opts: {
     async transactionSyncedOffThread(body) {
       const value = await db.connection().execute(async (conn) => {
         // SQLite refuses to change the level inside a transaction; the connection is ours until this returns.
-        sqlite.pragma('synchronous = NORMAL');
+        syncNormal.run();
         try {
           return await conn.transaction().execute(body);
         } finally {
-          if (sqlite.inTransaction) sqlite.exec('rollback');
-          sqlite.pragma('synchronous = FULL');
+          // FULL again even when the rollback throws: no later statement may commit at NORMAL.
+          try {
+            if (sqlite.inTransaction) sqlite.exec('rollback');
+          } finally {
+            syncFull.run();
+          }
         }
       });
       // Committed already: a failed fsync must not make a caller run its job again.
